@@ -1,0 +1,179 @@
+// dlqd: wiring only. config -> store -> core -> http -> run until SIGTERM/SIGINT, then the
+// phased shutdown: stop accepting, answer 503, wake long-pollers, let in-flight requests finish
+// within a grace period, close connections and the store, exit 0.
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/program_options.hpp>
+
+#include "config/config.hpp"
+#include "config/database_url.hpp"
+#include "core/queue_service.hpp"
+#include "http/api.hpp"
+#include "http/server.hpp"
+#include "model/logging.hpp"
+#include "store/sql_store.hpp"
+
+namespace asio = boost::asio;
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr auto kShutdownGrace = std::chrono::seconds(10);
+constexpr auto kCloseGrace = std::chrono::seconds(5);
+
+struct Options {
+  std::optional<std::string> config_path;
+  dlq::ConfigOverrides overrides;
+  bool print_config = false;
+  bool check_config = false;
+};
+
+// Returns nullopt after printing help; throws po::error on bad flags.
+std::optional<Options> parse_flags(int argc, char** argv) {
+  po::options_description desc("dlqd: a dead-letter-queue and background-job server\nOptions");
+  std::string config_path, listen, db;
+  desc.add_options()
+      ("help,h", "show this help")
+      ("config", po::value(&config_path), "config file (JSON with comments)")
+      ("listen", po::value(&listen), "HOST:PORT to listen on (port 0 picks a free port)")
+      ("db", po::value(&db), "database URL: sqlite:PATH or postgresql://user@host:port/db")
+      ("print-config", "print the merged configuration and exit")
+      ("check-config", "validate the configuration and exit");
+  po::variables_map vm;
+  po::store(po::parse_command_line(argc, argv, desc), vm);
+  po::notify(vm);
+  if (vm.count("help")) {
+    std::cout << desc << "\n";
+    return std::nullopt;
+  }
+  Options o;
+  if (vm.count("config")) o.config_path = config_path;
+  if (vm.count("listen")) o.overrides.listen = listen;
+  if (vm.count("db")) o.overrides.database_url = db;
+  o.print_config = vm.count("print-config") > 0;
+  o.check_config = vm.count("check-config") > 0;
+  return o;
+}
+
+asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server& server,
+                                        dlq::core::QueueService& service,
+                                        std::atomic<bool>& forced) {
+  dlq::log::info("shutting down");
+  server.stop_accepting();
+  service.shutdown();
+  asio::steady_timer timer(ioc);
+  auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
+  while (server.requests_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_after(std::chrono::milliseconds(10));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  if (server.requests_in_flight() > 0) {
+    dlq::log::warn("grace period over; closing connections with requests in flight");
+  }
+  server.close_connections();
+  // Sessions now end by themselves; if one hangs, stop anyway.
+  deadline = std::chrono::steady_clock::now() + kCloseGrace;
+  while (server.connections() > 0 && std::chrono::steady_clock::now() < deadline) {
+    timer.expires_after(std::chrono::milliseconds(10));
+    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  if (server.connections() > 0) {
+    dlq::log::warn("connections still open after shutdown; stopping");
+    forced = true;
+    ioc.stop();
+  }
+}
+
+int run(const Options& options) {
+  dlq::Config config = dlq::load_config(options.config_path, options.overrides);
+  if (options.print_config) {
+    std::cout << dlq::print_config(config);
+    return 0;
+  }
+  if (options.check_config) {
+    std::cout << "config OK\n";
+    return 0;
+  }
+  dlq::log::setup(config.log.level, config.log.format);
+
+  dlq::store::SqlStoreOptions store_options{dlq::parse_database_url(config.database.url),
+                                            config.database.sqlite_synchronous,
+                                            config.database.pool_size,
+                                            config.database.group_commit_max_batch,
+                                            config.database.group_commit_max_wait_us};
+  int threads = config.threads > 0 ? config.threads
+                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  asio::io_context ioc(threads);
+  dlq::store::SqlStore store(store_options);
+  dlq::SystemClock clock;
+  dlq::core::QueueService service(ioc.get_executor(), store, config, clock);
+  std::atomic<bool> shutting_down{false};
+  dlq::http::Api api(service, config, shutting_down);
+  dlq::http::Server server(ioc, api, config, shutting_down);
+
+  std::string bound = server.listen(config.listen);
+  if (!server.bound_to_loopback() && config.auth.tokens.empty() && !config.auth.allow_anonymous) {
+    std::cerr << "dlqd: refusing to listen on " << bound
+              << " without access tokens: anyone who can reach it could read and replay every "
+                 "message. Configure auth.tokens, listen on a loopback address, or set "
+                 "auth.allow_anonymous to true.\n";
+    return 2;
+  }
+  server.start();
+  service.start();
+
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  std::atomic<bool> forced{false};
+  signals.async_wait([&](const boost::system::error_code& ec, int) {
+    if (ec) return;
+    asio::co_spawn(ioc, shutdown_sequence(ioc, server, service, forced), asio::detached);
+  });
+
+  std::cout << "dlqd listening on http://" << bound << std::endl;
+  dlq::log::info("listening", {{"address", bound},
+                               {"database", store_options.target.backend ==
+                                                    dlq::DatabaseTarget::Backend::sqlite
+                                                ? "sqlite:" + store_options.target.sqlite_path
+                                                : std::string("postgresql")}});
+
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : pool) t.join();
+  store.close();
+  dlq::log::info("stopped");
+  if (forced) std::_Exit(0);  // frames of abandoned requests must not outlive their owners
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    auto options = parse_flags(argc, argv);
+    if (!options) return 0;
+    return run(*options);
+  } catch (const po::error& e) {
+    std::cerr << "dlqd: " << e.what() << " (see --help)\n";
+    return 2;
+  } catch (const dlq::ConfigError& e) {
+    std::cerr << "dlqd: invalid configuration:\n" << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "dlqd: " << e.what() << "\n";
+    return 1;
+  }
+}

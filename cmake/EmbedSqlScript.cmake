@@ -1,0 +1,11 @@
+# Script mode half of EmbedSql.cmake: writes { version, name, sql } entries in file order.
+set(body "// Generated from the migration files; do not edit.\n#include \"store/migrations.hpp\"\n\nnamespace dlq::store {\n\nconst std::vector<Migration>& ${NAME}() {\n  static const std::vector<Migration> migrations = {\n")
+foreach(file ${FILES})
+  get_filename_component(base "${file}" NAME_WE)
+  string(REGEX MATCH "^[0-9]+" version "${base}")
+  string(REGEX REPLACE "^0+([0-9])" "\\1" version "${version}")
+  file(READ "${file}" sql)
+  string(APPEND body "    {${version}, \"${base}\", R\"__sql__(${sql})__sql__\"},\n")
+endforeach()
+string(APPEND body "  };\n  return migrations;\n}\n\n}  // namespace dlq::store\n")
+file(WRITE "${OUT}" "${body}")

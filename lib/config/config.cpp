@@ -1,0 +1,564 @@
+// Config parsing and printing share one list of keys (visit_config): a Parser visitor reads the
+// JSON document into the struct, a Printer visitor writes the struct back out, so the two can
+// never disagree about which keys exist.
+#include "config/config.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include <boost/json.hpp>
+
+#include "config/database_url.hpp"
+
+namespace dlq {
+namespace json = boost::json;
+namespace {
+
+// Documented keys whose feature is not built yet: present in a file, they are an error.
+const std::set<std::string, std::less<>> kNotSupportedYet = {
+    "job_types", "retention", "auth.tokens", "auth.public_metrics", "alerts",
+};
+
+std::string join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+bool valid_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-';
+  });
+}
+
+// Reads keys out of one JSON object, remembering which it consumed so that the rest can be
+// reported as unknown.
+class Parser {
+ public:
+  Parser(const json::object* obj, std::string path, std::vector<std::string>& errors)
+      : obj_(obj), path_(std::move(path)), errors_(errors) {}
+
+  template <class Int>
+  void integer(std::string_view key, Int& out, long long min, long long max) {
+    const json::value* v = take(key);
+    if (!v) return;
+    std::optional<long long> n;
+    if (v->is_int64()) n = v->get_int64();
+    if (!n || *n < min || *n > max) {
+      fail(key, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max));
+      return;
+    }
+    out = static_cast<Int>(*n);
+  }
+
+  void number(std::string_view key, double& out, double min, double max) {
+    const json::value* v = take(key);
+    if (!v) return;
+    std::optional<double> d;
+    if (v->is_int64()) d = static_cast<double>(v->get_int64());
+    if (v->is_uint64()) d = static_cast<double>(v->get_uint64());
+    if (v->is_double()) d = v->get_double();
+    if (!d || *d < min || *d > max) {
+      std::ostringstream range;
+      range << "must be a number from " << min << " to " << max;
+      fail(key, range.str());
+      return;
+    }
+    out = *d;
+  }
+
+  void string(std::string_view key, std::string& out,
+              const std::function<std::optional<std::string>(const std::string&)>& check = {}) {
+    const json::value* v = take(key);
+    if (!v) return;
+    if (!v->is_string()) {
+      fail(key, "must be a string");
+      return;
+    }
+    std::string s(v->get_string());
+    if (check) {
+      if (auto problem = check(s)) {
+        fail(key, *problem);
+        return;
+      }
+    }
+    out = std::move(s);
+  }
+
+  void boolean(std::string_view key, bool& out) {
+    const json::value* v = take(key);
+    if (!v) return;
+    if (!v->is_bool()) {
+      fail(key, "must be true or false");
+      return;
+    }
+    out = v->get_bool();
+  }
+
+  template <class E>
+  void choice(std::string_view key, E& out, const std::vector<std::pair<E, std::string>>& options) {
+    const json::value* v = take(key);
+    if (!v) return;
+    if (v->is_string()) {
+      for (const auto& [value, name] : options) {
+        if (v->get_string() == name) {
+          out = value;
+          return;
+        }
+      }
+    }
+    std::string names;
+    for (const auto& [value, name] : options) names += (names.empty() ? "\"" : ", \"") + name + "\"";
+    fail(key, "must be one of " + names);
+  }
+
+  void strings(std::string_view key, std::vector<std::string>& out) {
+    const json::value* v = take(key);
+    if (!v) return;
+    std::vector<std::string> result;
+    if (v->is_array()) {
+      for (const auto& item : v->get_array()) {
+        if (!item.is_string()) break;
+        result.emplace_back(item.get_string());
+      }
+    }
+    if (!v->is_array() || result.size() != v->get_array().size()) {
+      fail(key, "must be an array of strings");
+      return;
+    }
+    out = std::move(result);
+  }
+
+  void error_classes(std::string_view key, std::vector<ErrorClass>& out) {
+    std::vector<std::string> names;
+    const json::value* v = obj_ ? obj_->if_contains(key) : nullptr;
+    if (!v) return;
+    std::size_t errors_before = errors_.size();
+    strings(key, names);
+    if (errors_.size() != errors_before) return;
+    std::vector<ErrorClass> result;
+    for (const auto& name : names) {
+      auto c = parse_error_class(name);
+      if (!c) {
+        fail(key, "lists an unknown error class \"" + name + "\"");
+        return;
+      }
+      result.push_back(*c);
+    }
+    out = std::move(result);
+  }
+
+  // A nested object: `fn(Parser&)` reads its keys.
+  void object(std::string_view key, const std::function<void(Parser&)>& fn) {
+    const json::value* v = take(key);
+    if (!v) return;
+    if (!v->is_object()) {
+      fail(key, "must be an object");
+      return;
+    }
+    Parser child(&v->get_object(), join(path_, key), errors_);
+    fn(child);
+    child.finish();
+  }
+
+  // An object whose keys are names chosen by the user (queues, job types).
+  void named_objects(std::string_view key,
+                     const std::function<std::optional<std::string>(std::string_view)>& check_name,
+                     const std::function<void(std::string_view, Parser&)>& fn) {
+    const json::value* v = take(key);
+    if (!v) return;
+    if (!v->is_object()) {
+      fail(key, "must be an object");
+      return;
+    }
+    std::string path = join(path_, key);
+    for (const auto& [name, item] : v->get_object()) {
+      if (auto problem = check_name(name)) {
+        errors_.push_back("config key \"" + join(path, name) + "\": " + *problem);
+        continue;
+      }
+      if (!item.is_object()) {
+        errors_.push_back("config key \"" + join(path, name) + "\": must be an object");
+        continue;
+      }
+      Parser child(&item.get_object(), join(path, name), errors_);
+      fn(name, child);
+      child.finish();
+    }
+  }
+
+  // An array of objects (auth.tokens).
+  void object_array(std::string_view key, const std::function<void(Parser&)>& fn) {
+    const json::value* v = take(key);
+    if (!v) return;
+    if (!v->is_array()) {
+      fail(key, "must be an array of objects");
+      return;
+    }
+    std::string path = join(path_, key);
+    std::size_t i = 0;
+    for (const auto& item : v->get_array()) {
+      std::string item_path = path + "[" + std::to_string(i++) + "]";
+      if (!item.is_object()) {
+        errors_.push_back("config key \"" + item_path + "\": must be an object");
+        continue;
+      }
+      Parser child(&item.get_object(), item_path, errors_);
+      fn(child);
+      child.finish();
+    }
+  }
+
+  void finish() {
+    if (!obj_) return;
+    for (const auto& [key, value] : *obj_) {
+      if (!consumed_.contains(std::string(key))) {
+        errors_.push_back("config key \"" + join(path_, key) + "\": unknown key");
+      }
+    }
+  }
+
+ private:
+  const json::value* take(std::string_view key) {
+    if (!obj_) return nullptr;
+    const json::value* v = obj_->if_contains(key);
+    if (!v) return nullptr;
+    consumed_.insert(std::string(key));
+    if (kNotSupportedYet.contains(join(path_, key))) {
+      fail(key, "not supported yet (the feature is documented but not built in this version)");
+      return nullptr;
+    }
+    return v;
+  }
+
+  void fail(std::string_view key, const std::string& why) {
+    errors_.push_back("config key \"" + join(path_, key) + "\": " + why);
+  }
+
+  const json::object* obj_;
+  std::string path_;
+  std::vector<std::string>& errors_;
+  std::set<std::string> consumed_;
+};
+
+// Writes the struct back into a JSON object, skipping keys that are not supported yet.
+class Printer {
+ public:
+  Printer(json::object& out, std::string path) : out_(out), path_(std::move(path)) {}
+
+  template <class Int>
+  void integer(std::string_view key, Int& v, long long, long long) {
+    if (shown(key)) out_[key] = static_cast<long long>(v);
+  }
+  void number(std::string_view key, double& v, double, double) {
+    if (!shown(key)) return;
+    if (v == static_cast<double>(static_cast<long long>(v))) {
+      out_[key] = static_cast<long long>(v);
+    } else {
+      out_[key] = v;
+    }
+  }
+  void string(std::string_view key, std::string& v,
+              const std::function<std::optional<std::string>(const std::string&)>& = {}) {
+    if (shown(key)) out_[key] = v;
+  }
+  void boolean(std::string_view key, bool& v) {
+    if (shown(key)) out_[key] = v;
+  }
+  template <class E>
+  void choice(std::string_view key, E& v, const std::vector<std::pair<E, std::string>>& options) {
+    if (!shown(key)) return;
+    for (const auto& [value, name] : options) {
+      if (value == v) out_[key] = name;
+    }
+  }
+  void strings(std::string_view key, std::vector<std::string>& v) {
+    if (!shown(key)) return;
+    json::array a;
+    for (const auto& s : v) a.emplace_back(s);
+    out_[key] = std::move(a);
+  }
+  void error_classes(std::string_view key, std::vector<ErrorClass>& v) {
+    if (!shown(key)) return;
+    json::array a;
+    for (auto c : v) a.emplace_back(to_string(c));
+    out_[key] = std::move(a);
+  }
+  void object(std::string_view key, const std::function<void(Printer&)>& fn) {
+    if (!shown(key)) return;
+    json::object child_obj;
+    Printer child(child_obj, join(path_, key));
+    fn(child);
+    out_[key] = std::move(child_obj);
+  }
+  template <class Map>
+  void named(std::string_view key, Map& map, const std::function<void(Printer&, typename Map::mapped_type&)>& fn) {
+    if (!shown(key)) return;
+    json::object all;
+    for (auto& [name, item] : map) {
+      json::object child_obj;
+      Printer child(child_obj, join(join(path_, key), name));
+      fn(child, item);
+      all[name] = std::move(child_obj);
+    }
+    out_[key] = std::move(all);
+  }
+
+ private:
+  bool shown(std::string_view key) const { return !kNotSupportedYet.contains(join(path_, key)); }
+  json::object& out_;
+  std::string path_;
+};
+
+std::optional<std::string> check_listen(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0) return "must be HOST:PORT";
+  std::string port = s.substr(colon + 1);
+  if (port.empty() || port.size() > 5 ||
+      !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(port) > 65535) {
+    return "must be HOST:PORT with a port from 0 to 65535";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> check_database_url(const std::string& s) {
+  try {
+    (void)parse_database_url(s);
+    return std::nullopt;
+  } catch (const ConfigError& e) {
+    return std::string(e.what());
+  }
+}
+
+std::optional<std::string> check_synchronous(const std::string& s) {
+  if (s == "full" || s == "normal") return std::nullopt;
+  return "must be \"full\" or \"normal\"";
+}
+
+const std::vector<std::pair<log::Level, std::string>> kLevels = {
+    {log::Level::debug, "debug"}, {log::Level::info, "info"},
+    {log::Level::warn, "warn"},   {log::Level::error, "error"}};
+const std::vector<std::pair<log::Format, std::string>> kFormats = {{log::Format::json, "json"},
+                                                                   {log::Format::text, "text"}};
+
+template <class V>
+void visit_policy(V& v, QueuePolicy& p) {
+  v.integer("max_retries", p.max_retries, 1, 10);
+  v.number("visibility_timeout", p.visibility_timeout, 1, 43200);
+  v.integer("max_lease_expiries", p.max_lease_expiries, 1, 1000);
+  v.object("backoff", [&p](V& b) {
+    b.number("initial_seconds", p.backoff.initial_seconds, 0, 86400);
+    b.number("multiplier", p.backoff.multiplier, 1, 100);
+    b.number("max_seconds", p.backoff.max_seconds, 0, 7 * 86400);
+    b.number("jitter_seconds", p.backoff.jitter_seconds, 0, 86400);
+  });
+  v.number("retry_window_seconds", p.retry_window_seconds, 0, 365.0 * 86400);
+  v.error_classes("non_retryable", p.non_retryable);
+}
+
+template <class V>
+void visit_database(V& d, Config::Database& db) {
+  d.string("url", db.url, check_database_url);
+  d.integer("pool_size", db.pool_size, 1, 64);
+  d.string("sqlite_synchronous", db.sqlite_synchronous, check_synchronous);
+  d.object("group_commit", [&db](V& g) {
+    g.integer("max_batch", db.group_commit_max_batch, 1, 10000);
+    g.integer("max_wait_us", db.group_commit_max_wait_us, 0, 100000);
+  });
+}
+
+template <class V>
+void visit_common(V& v, Config& c) {
+  v.string("listen", c.listen, check_listen);
+  v.string("problem_base", c.problem_base);
+  v.object("database", [&c](V& d) { visit_database(d, c.database); });
+  v.integer("threads", c.threads, 0, 256);
+  v.object("limits", [&c](V& l) {
+    l.integer("max_body_bytes", c.limits.max_body_bytes, 1024, 64LL * 1024 * 1024);
+    l.integer("max_payload_bytes", c.limits.max_payload_bytes, 1, 64LL * 1024 * 1024);
+    l.integer("max_connections", c.limits.max_connections, 1, 1000000);
+    l.number("header_timeout_seconds", c.limits.header_timeout_seconds, 0.1, 3600);
+    l.number("idle_timeout_seconds", c.limits.idle_timeout_seconds, 0.1, 86400);
+  });
+  v.object("defaults", [&c](V& d) { visit_policy(d, c.defaults); });
+}
+
+template <class V>
+void visit_tail(V& v, Config& c) {
+  v.object("retention", [&c](V& r) {
+    r.number("succeeded_seconds", c.retention.succeeded_seconds, 0, 1e10);
+    r.number("dead_seconds", c.retention.dead_seconds, 0, 1e10);
+    r.number("dismissed_seconds", c.retention.dismissed_seconds, 0, 1e10);
+  });
+  v.object("auth", [&c](V& a) {
+    if constexpr (std::is_same_v<V, Parser>) {
+      a.object_array("tokens", [&c](Parser& t) {
+        AuthToken token;
+        t.string("name", token.name);
+        t.string("token_sha256", token.token_sha256);
+        t.strings("roles", token.roles);
+        c.auth.tokens.push_back(std::move(token));
+      });
+    }
+    a.boolean("allow_anonymous", c.auth.allow_anonymous);
+    a.boolean("public_metrics", c.auth.public_metrics);
+  });
+  v.object("redaction", [&c](V& r) { r.strings("fields", c.redaction.fields); });
+  v.object("alerts", [&c](V& a) {
+    a.string("webhook_url", c.alerts.webhook_url);
+    a.number("min_interval_seconds", c.alerts.min_interval_seconds, 0, 1e7);
+  });
+  v.object("log", [&c](V& l) {
+    l.choice("level", c.log.level, kLevels);
+    l.choice("format", c.log.format, kFormats);
+  });
+  v.object("testing", [&c](V& t) { t.boolean("allow_clock_override", c.testing.allow_clock_override); });
+}
+
+std::optional<std::string> check_queue_name(std::string_view name) {
+  if (valid_queue_name(name)) return std::nullopt;
+  return "is not a valid queue name ([A-Za-z0-9_-]{1,64})";
+}
+
+std::optional<std::string> check_job_type(std::string_view name) {
+  if (!name.empty() && name.size() <= 128) return std::nullopt;
+  return "is not a valid job type (1 to 128 characters)";
+}
+
+void parse_into(const json::object& root, Config& c, std::vector<std::string>& errors) {
+  Parser v(&root, "", errors);
+  visit_common(v, c);
+  // Per-queue policies start from the (already parsed) defaults.
+  v.named_objects("queues", check_queue_name, [&c](std::string_view name, Parser& q) {
+    QueuePolicy policy = c.defaults;
+    visit_policy(q, policy);
+    c.queues.insert_or_assign(std::string(name), std::move(policy));
+  });
+  v.named_objects("job_types", check_job_type, [&c](std::string_view name, Parser& j) {
+    JobTypePolicy policy;
+    j.boolean("idempotent", policy.idempotent);
+    j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 1e6);
+    c.job_types.insert_or_assign(std::string(name), policy);
+  });
+  visit_tail(v, c);
+  v.finish();
+}
+
+void throw_if_errors(const std::vector<std::string>& errors) {
+  if (errors.empty()) return;
+  std::string text;
+  for (const auto& e : errors) text += (text.empty() ? "" : "\n") + e;
+  throw ConfigError(text);
+}
+
+std::optional<log::Level> parse_level(std::string_view s) {
+  for (const auto& [level, name] : kLevels) {
+    if (name == s) return level;
+  }
+  return std::nullopt;
+}
+
+// Boost.JSON 1.81 has no pretty printer; --print-config is read by people.
+void pretty_print(std::string& out, const json::value& v, int indent) {
+  std::string pad(static_cast<std::size_t>(indent + 2), ' ');
+  if (v.is_object()) {
+    const auto& obj = v.get_object();
+    if (obj.empty()) {
+      out += "{}";
+      return;
+    }
+    out += "{\n";
+    bool first = true;
+    for (const auto& [key, value] : obj) {
+      if (!first) out += ",\n";
+      first = false;
+      out += pad + json::serialize(json::string(key)) + ": ";
+      pretty_print(out, value, indent + 2);
+    }
+    out += "\n" + std::string(static_cast<std::size_t>(indent), ' ') + "}";
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+const QueuePolicy& Config::policy_for(std::string_view queue) const {
+  auto it = queues.find(queue);
+  return it == queues.end() ? defaults : it->second;
+}
+
+Config parse_config(std::string_view text) {
+  json::parse_options options;
+  options.allow_comments = true;
+  options.allow_trailing_commas = true;
+  std::error_code ec;
+  json::value root = json::parse(text, ec, {}, options);
+  if (ec) throw ConfigError("config is not valid JSON: " + ec.message());
+  if (!root.is_object()) throw ConfigError("config must be a JSON object");
+  Config c;
+  std::vector<std::string> errors;
+  parse_into(root.get_object(), c, errors);
+  throw_if_errors(errors);
+  return c;
+}
+
+Config load_config(const std::optional<std::string>& path, const ConfigOverrides& flags) {
+  Config c;
+  if (path) {
+    std::ifstream in(*path, std::ios::binary);
+    if (!in) throw ConfigError("cannot read config file \"" + *path + "\"");
+    std::stringstream buffer;
+    buffer << in.rdbuf();
+    c = parse_config(buffer.str());
+  }
+  std::vector<std::string> errors;
+  auto apply = [&errors](const char* source, const std::string& value, std::string& field,
+                         std::optional<std::string> (*check)(const std::string&)) {
+    if (auto problem = check(value)) {
+      errors.push_back(std::string(source) + ": " + *problem);
+    } else {
+      field = value;
+    }
+  };
+  if (const char* v = std::getenv("DLQ_LISTEN")) apply("DLQ_LISTEN", v, c.listen, check_listen);
+  if (const char* v = std::getenv("DLQ_DATABASE_URL")) {
+    apply("DLQ_DATABASE_URL", v, c.database.url, check_database_url);
+  }
+  if (const char* v = std::getenv("DLQ_LOG_LEVEL")) {
+    if (auto level = parse_level(v)) {
+      c.log.level = *level;
+    } else {
+      errors.push_back("DLQ_LOG_LEVEL: must be one of debug, info, warn, error");
+    }
+  }
+  if (flags.listen) apply("--listen", *flags.listen, c.listen, check_listen);
+  if (flags.database_url) apply("--db", *flags.database_url, c.database.url, check_database_url);
+  throw_if_errors(errors);
+  return c;
+}
+
+std::string print_config(const Config& config) {
+  Config c = config;
+  json::object root;
+  Printer p(root, "");
+  visit_common(p, c);
+  p.named<decltype(c.queues)>("queues", c.queues,
+                              [](Printer& q, QueuePolicy& policy) { visit_policy(q, policy); });
+  p.named<decltype(c.job_types)>("job_types", c.job_types, [](Printer& j, JobTypePolicy& policy) {
+    j.boolean("idempotent", policy.idempotent);
+    j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 0);
+  });
+  visit_tail(p, c);
+  std::string out;
+  pretty_print(out, root, 0);
+  out += '\n';
+  return out;
+}
+
+}  // namespace dlq

@@ -1,0 +1,116 @@
+// The typed configuration of dlqd: defaults in code < JSON file < DLQ_* environment < flags.
+// Every key is validated once, here; errors name the key. Keys of features that are not built
+// yet are documented but rejected ("not supported yet") rather than accepted and ignored.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "model/message.hpp"
+#include "model/logging.hpp"
+
+namespace dlq {
+
+struct BackoffPolicy {
+  double initial_seconds = 2;
+  double multiplier = 2;
+  double max_seconds = 3600;
+  double jitter_seconds = 0;
+};
+
+// The retry policy of one queue: `defaults`, overridden key by key under `queues.<name>`.
+struct QueuePolicy {
+  int max_retries = 3;
+  double visibility_timeout = 30;
+  int max_lease_expiries = 3;
+  BackoffPolicy backoff;
+  double retry_window_seconds = 0;
+  std::vector<ErrorClass> non_retryable = {ErrorClass::invalid_input, ErrorClass::not_found,
+                                           ErrorClass::auth};
+};
+
+struct JobTypePolicy {
+  bool idempotent = true;
+  double replay_rate_per_second = 0;  // 0: no per-type cap
+};
+
+struct AuthToken {
+  std::string name;
+  std::string token_sha256;
+  std::vector<std::string> roles;
+};
+
+struct Config {
+  std::string listen = "127.0.0.1:8080";
+  std::string problem_base = "https://dlq.dev/problems";
+  struct Database {
+    std::string url = "sqlite:data/dlq.db";
+    int pool_size = 4;
+    std::string sqlite_synchronous = "full";
+    int group_commit_max_batch = 256;
+    int group_commit_max_wait_us = 0;
+  } database;
+  int threads = 0;
+  struct Limits {
+    long long max_body_bytes = 1048576;
+    long long max_payload_bytes = 262144;
+    int max_connections = 10000;
+    double header_timeout_seconds = 10;
+    double idle_timeout_seconds = 75;
+  } limits;
+  QueuePolicy defaults;
+  std::map<std::string, QueuePolicy, std::less<>> queues;
+  std::map<std::string, JobTypePolicy, std::less<>> job_types;
+  struct Retention {
+    double succeeded_seconds = 604800;
+    double dead_seconds = 2592000;
+    double dismissed_seconds = 604800;
+  } retention;
+  struct Auth {
+    std::vector<AuthToken> tokens;
+    bool allow_anonymous = false;
+    bool public_metrics = false;
+  } auth;
+  struct Redaction {
+    std::vector<std::string> fields = {"password", "token",       "secret",
+                                       "authorization", "card_number", "api_key"};
+  } redaction;
+  struct Alerts {
+    std::string webhook_url;
+    double min_interval_seconds = 300;
+  } alerts;
+  struct Log {
+    log::Level level = log::Level::info;
+    log::Format format = log::Format::json;
+  } log;
+  struct Testing {
+    bool allow_clock_override = false;
+  } testing;
+
+  // The policy of one queue (its overrides merged over `defaults`).
+  const QueuePolicy& policy_for(std::string_view queue) const;
+};
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// What the command line contributes on top of the file and the environment.
+struct ConfigOverrides {
+  std::optional<std::string> listen;
+  std::optional<std::string> database_url;
+};
+
+// Parses a config document (comments and trailing commas allowed) over the defaults.
+Config parse_config(std::string_view json_text);
+// Reads the file (or starts from `{}` without one), then applies DLQ_LISTEN, DLQ_DATABASE_URL,
+// DLQ_LOG_LEVEL from `getenv`, then the flags; validates the result.
+Config load_config(const std::optional<std::string>& path, const ConfigOverrides& flags);
+// The merged configuration as a JSON document (only keys that are supported).
+std::string print_config(const Config& config);
+
+}  // namespace dlq

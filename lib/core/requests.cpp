@@ -1,0 +1,363 @@
+#include "core/requests.hpp"
+
+#include <algorithm>
+
+#include <boost/json/value.hpp>
+
+namespace dlq::core {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kMaxErrorBytes = 1000;
+constexpr std::size_t kMaxStackBytes = 16 * 1024;
+constexpr std::size_t kMaxCauseBytes = 4096;
+constexpr std::size_t kMaxCheckpointBytes = 4096;
+constexpr std::size_t kMaxReasonBytes = 1024;
+constexpr std::size_t kMaxLeaseIdBytes = 256;
+constexpr std::size_t kMaxWorkerBytes = 128;
+constexpr std::size_t kMaxJobTypeBytes = 128;
+constexpr std::size_t kMaxIdempotencyKeyBytes = 256;
+constexpr long long kMaxDelaySeconds = 365LL * 86400;
+constexpr std::size_t kMaxJobTypesFilter = 100;
+
+// Reads typed members out of one JSON object, recording a FieldError for each problem.
+class FieldReader {
+ public:
+  FieldReader(const json::object& body, FieldErrors& errors, const std::string& prefix)
+      : body_(body), errors_(errors), prefix_(prefix) {}
+
+  const json::value* get(std::string_view key) const {
+    const json::value* v = body_.if_contains(key);
+    return v;
+  }
+
+  void add(std::string_view key, std::string message, std::string code) {
+    errors_.push_back({prefix_ + std::string(key), std::move(message), std::move(code)});
+  }
+
+  // A string member. `required`: absent is an error. NUL bytes are refused (identity fields).
+  std::optional<std::string> string(std::string_view key, std::size_t max_bytes, bool required,
+                                    bool allow_empty = true) {
+    const json::value* v = get(key);
+    if (!v) {
+      if (required) add(key, std::string(key) + " is required", "required");
+      return std::nullopt;
+    }
+    if (!v->is_string()) {
+      add(key, std::string(key) + " must be a string", "invalid");
+      return std::nullopt;
+    }
+    std::string_view s = v->get_string();
+    if (!allow_empty && s.empty()) {
+      add(key, std::string(key) + " must not be empty", "invalid");
+      return std::nullopt;
+    }
+    if (s.size() > max_bytes) {
+      add(key, std::string(key) + " must be at most " + std::to_string(max_bytes) + " bytes",
+          "too_long");
+      return std::nullopt;
+    }
+    if (s.find('\0') != std::string_view::npos) {
+      add(key, std::string(key) + " must not contain NUL characters", "invalid");
+      return std::nullopt;
+    }
+    return std::string(s);
+  }
+
+  // Free text (errors, stacks, reasons): NUL bytes are replaced instead of refused.
+  std::optional<std::string> text(std::string_view key, std::size_t max_bytes) {
+    const json::value* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_string()) {
+      add(key, std::string(key) + " must be a string", "invalid");
+      return std::nullopt;
+    }
+    if (v->get_string().size() > max_bytes) {
+      add(key, std::string(key) + " must be at most " + std::to_string(max_bytes) + " bytes",
+          "too_long");
+      return std::nullopt;
+    }
+    return sanitize_text(v->get_string());
+  }
+
+  // A JSON integer in [min, max]; strings, floats, null and booleans are invalid.
+  std::optional<long long> integer(std::string_view key, long long min, long long max) {
+    const json::value* v = get(key);
+    if (!v) return std::nullopt;
+    std::string range = std::string(key) + " must be an integer between " + std::to_string(min) +
+                        " and " + std::to_string(max);
+    if (!v->is_int64() && !v->is_uint64()) {
+      add(key, range, "invalid");
+      return std::nullopt;
+    }
+    if (v->is_uint64() || v->get_int64() < min || v->get_int64() > max) {
+      add(key, range, "invalid");
+      return std::nullopt;
+    }
+    return v->get_int64();
+  }
+
+  std::optional<bool> boolean(std::string_view key) {
+    const json::value* v = get(key);
+    if (!v) return std::nullopt;
+    if (!v->is_bool()) {
+      add(key, std::string(key) + " must be true or false", "invalid");
+      return std::nullopt;
+    }
+    return v->get_bool();
+  }
+
+  std::optional<TimeMs> timestamp(std::string_view key) {
+    const json::value* v = get(key);
+    if (!v) return std::nullopt;
+    std::optional<TimeMs> t;
+    if (v->is_string()) t = parse_timestamp(v->get_string());
+    if (!t) {
+      add(key, std::string(key) + " must be an RFC 3339 timestamp", "invalid");
+      return std::nullopt;
+    }
+    return t;
+  }
+
+ private:
+  const json::object& body_;
+  FieldErrors& errors_;
+  const std::string& prefix_;
+};
+
+// Query parameters are plain digits (leading zeros allowed) within [min, max].
+std::optional<long long> query_integer(const QueryParams& query, std::string_view key,
+                                       std::string_view field, long long min, long long max,
+                                       FieldErrors& errors) {
+  const std::string* raw = query_value(query, key);
+  if (!raw) return std::nullopt;
+  std::string message = std::string(field) + " must be an integer between " +
+                        std::to_string(min) + " and " + std::to_string(max);
+  bool digits = !raw->empty() && std::all_of(raw->begin(), raw->end(),
+                                             [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) {
+    errors.push_back({std::string(field), message, "invalid"});
+    return std::nullopt;
+  }
+  std::string_view s = *raw;
+  s.remove_prefix(std::min(s.find_first_not_of('0'), s.size()));
+  if (s.size() > 18) {
+    errors.push_back({std::string(field), message, "invalid"});
+    return std::nullopt;
+  }
+  long long v = s.empty() ? 0 : std::stoll(std::string(s));
+  if (v < min || v > max) {
+    errors.push_back({std::string(field), message, "invalid"});
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<TimeMs> delay_or_run_at(FieldReader& r, std::optional<TimeMs>& run_at) {
+  auto delay = r.integer("delay_seconds", 0, kMaxDelaySeconds);
+  run_at = r.timestamp("run_at");
+  if (run_at && r.get("delay_seconds")) {
+    r.add("run_at", "give either delay_seconds or run_at, not both", "invalid");
+    run_at.reset();
+  }
+  if (delay) return *delay * kMillisPerSecond;
+  return std::nullopt;
+}
+
+const std::string kNoPrefix;
+
+}  // namespace
+
+const std::string* query_value(const QueryParams& q, std::string_view key) {
+  for (const auto& [k, v] : q) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+bool valid_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-';
+  });
+}
+
+std::optional<MessageId> parse_message_id(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  MessageId v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  if (v <= 0) return std::nullopt;
+  return v;
+}
+
+std::string sanitize_text(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (c == '\0') {
+      out += "\xEF\xBF\xBD";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string truncate_utf8(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  std::size_t cut = max_bytes;
+  // Step back over continuation bytes (10xxxxxx) so no character is split.
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut));
+}
+
+FieldErrors decode_enqueue(const json::object& body, const Config& config,
+                           const QueuePolicy& policy, EnqueueRequest& out,
+                           const std::string& prefix) {
+  FieldErrors errors;
+  FieldReader r(body, errors, prefix);
+  auto payload = r.string("payload", static_cast<std::size_t>(config.limits.max_payload_bytes),
+                          true, false);
+  if (payload) out.message.payload = std::move(*payload);
+  out.message.max_retries = static_cast<int>(r.integer("max_retries", 1, 10).value_or(policy.max_retries));
+  out.message.job_type = r.string("job_type", kMaxJobTypeBytes, false, false);
+  out.message.priority = static_cast<int>(r.integer("priority", 0, 9).value_or(0));
+  out.delay_ms = delay_or_run_at(r, out.message.run_at);
+  out.message.idempotency_key = r.string("idempotency_key", kMaxIdempotencyKeyBytes, false, false);
+  return errors;
+}
+
+FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
+  FieldErrors errors;
+  if (const std::string* status = query_value(query, "status")) {
+    if (auto s = parse_status(*status)) {
+      out.status = *s;
+    } else {
+      errors.push_back({"status",
+                        "status must be one of pending, processing, succeeded, dead, dismissed",
+                        "invalid"});
+    }
+  }
+  out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 100, errors).value_or(20));
+  out.offset =
+      static_cast<int>(query_integer(query, "offset", "offset", 0, 1000000, errors).value_or(0));
+  return errors;
+}
+
+FieldErrors decode_claim(const json::object& body, const QueryParams& query, ClaimRequest& out) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  std::optional<long long> wait;
+  if (r.get("wait_seconds")) {
+    wait = r.integer("wait_seconds", 0, 60);
+  } else {
+    wait = query_integer(query, "wait", "wait_seconds", 0, 60, errors);
+  }
+  out.command.wait_ms = wait.value_or(0) * kMillisPerSecond;
+  if (auto v = r.integer("visibility_timeout", 1, 43200)) {
+    out.command.visibility_ms = *v * kMillisPerSecond;
+  }
+  out.command.worker = r.string("worker", kMaxWorkerBytes, false);
+  if (const json::value* jt = r.get("job_types")) {
+    bool ok = jt->is_array() && jt->get_array().size() <= kMaxJobTypesFilter;
+    if (ok) {
+      for (const auto& item : jt->get_array()) {
+        if (!item.is_string() || item.get_string().empty() ||
+            item.get_string().size() > kMaxJobTypeBytes) {
+          ok = false;
+          break;
+        }
+        out.command.job_types.emplace_back(item.get_string());
+      }
+    }
+    if (!ok) {
+      out.command.job_types.clear();
+      r.add("job_types", "job_types must be an array of at most 100 job type names", "invalid");
+    }
+  }
+  if (r.get("max")) {
+    out.batch = true;
+    out.command.max = static_cast<int>(r.integer("max", 1, 100).value_or(1));
+  }
+  return errors;
+}
+
+FieldErrors decode_succeed(const json::object& body, std::optional<std::string>& lease_id) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  lease_id = r.string("lease_id", kMaxLeaseIdBytes, false);
+  return errors;
+}
+
+FieldErrors decode_fail(const json::object& body, FailInput& out) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  // FT72: a missing or non-string error is stored as "unspecified error"; long ones are cut.
+  if (const json::value* e = r.get("error"); e && e->is_string()) {
+    out.error = sanitize_text(truncate_utf8(e->get_string(), kMaxErrorBytes));
+  } else {
+    out.error = "unspecified error";
+  }
+  out.lease_id = r.string("lease_id", kMaxLeaseIdBytes, false);
+  if (const json::value* c = r.get("error_class")) {
+    std::optional<ErrorClass> cls;
+    if (c->is_string()) cls = parse_error_class(c->get_string());
+    if (cls) {
+      out.error_class = cls;
+    } else {
+      r.add("error_class",
+            "error_class must be one of transient, throttled, timeout, not_found, "
+            "invalid_input, auth, unknown",
+            "invalid");
+    }
+  }
+  out.retryable = r.boolean("retryable");
+  out.retry_in_seconds = r.integer("retry_in", 0, 7 * 86400);
+  out.stack = r.text("stack", kMaxStackBytes);
+  out.cause = r.text("cause", kMaxCauseBytes);
+  out.checkpoint = r.string("checkpoint", kMaxCheckpointBytes, false);
+  return errors;
+}
+
+FieldErrors decode_replay(const json::object& body, const Config& config, ReplayRequest& out) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  out.input.reason = r.text("reason", kMaxReasonBytes);
+  out.input.payload = r.string("payload", static_cast<std::size_t>(config.limits.max_payload_bytes),
+                               false, false);
+  out.delay_ms = delay_or_run_at(r, out.input.run_at);
+  out.input.force = r.boolean("force").value_or(false);
+  out.dry_run = r.boolean("dry_run").value_or(false);
+  return errors;
+}
+
+FieldErrors decode_extend(const json::object& body, ExtendRequest& out) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  out.lease_id = r.string("lease_id", kMaxLeaseIdBytes, true).value_or("");
+  if (auto s = r.integer("seconds", 1, 43200)) out.duration_ms = *s * kMillisPerSecond;
+  out.checkpoint = r.string("checkpoint", kMaxCheckpointBytes, false);
+  return errors;
+}
+
+FieldErrors decode_release(const json::object& body, ReleaseRequest& out) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  out.lease_id = r.string("lease_id", kMaxLeaseIdBytes, true).value_or("");
+  out.delay_ms = r.integer("delay_seconds", 0, kMaxDelaySeconds).value_or(0) * kMillisPerSecond;
+  return errors;
+}
+
+FieldErrors decode_dismiss(const json::object& body, std::optional<std::string>& reason) {
+  FieldErrors errors;
+  FieldReader r(body, errors, kNoPrefix);
+  reason = r.text("reason", kMaxReasonBytes);
+  return errors;
+}
+
+}  // namespace dlq::core

@@ -1,0 +1,214 @@
+#include "core/transitions.hpp"
+
+#include <algorithm>
+
+namespace dlq::core {
+namespace {
+
+// A lease_id that is not the message's current lease loses, whatever the status (http-api C).
+std::optional<Error> check_lease(const Message& m, const std::optional<std::string>& lease_id) {
+  if (lease_id && (!m.lease_id || *m.lease_id != *lease_id)) {
+    return Error(Errc::lease_lost,
+                 "lease lost: the message was reaped and may belong to another worker now");
+  }
+  return std::nullopt;
+}
+
+// The attempt that ends now, as the history records it.
+AttemptRecord finished_attempt(const Message& m, AttemptOutcome outcome, TimeMs now) {
+  AttemptRecord a;
+  a.message_id = m.id;
+  a.attempt = m.attempts;
+  a.outcome = outcome;
+  a.claimed_at = m.last_attempt_at;
+  a.finished_at = now;
+  a.worker = m.worker;
+  return a;
+}
+
+void end_lease(Message& m) {
+  m.lease_id.reset();
+  m.lease_expires_at.reset();
+  m.worker.reset();
+}
+
+void enter(Message& m, Status s, TimeMs now) {
+  m.status = s;
+  m.status_at = now;
+  m.updated_at = now;
+}
+
+void make_dead(Message& m, DeadReason reason, TimeMs now) {
+  enter(m, Status::dead, now);
+  m.dead_reason = reason;
+  m.dead_at = now;
+  m.retry_after.reset();
+}
+
+}  // namespace
+
+Result<store::Change> succeed(const Message& m, const std::optional<std::string>& lease_id,
+                              TimeMs now) {
+  if (auto e = check_lease(m, lease_id)) return *e;
+  if (m.status != Status::processing) {
+    return Error(Errc::invalid_state, "only processing messages can succeed");
+  }
+  store::Change c{m, {finished_attempt(m, AttemptOutcome::succeeded, now)}};
+  end_lease(c.next);
+  enter(c.next, Status::succeeded, now);
+  return c;
+}
+
+Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePolicy& policy,
+                           TimeMs now, const UnitRandom& random) {
+  if (auto e = check_lease(m, in.lease_id)) return *e;
+  if (m.status != Status::processing) {
+    return Error(Errc::invalid_state, "only processing messages can fail");
+  }
+  ErrorClass cls = in.error_class.value_or(ErrorClass::unknown);
+  bool listed = std::find(policy.non_retryable.begin(), policy.non_retryable.end(), cls) !=
+                policy.non_retryable.end();
+  bool retryable = in.retryable.value_or(!listed);
+
+  AttemptRecord attempt = finished_attempt(m, AttemptOutcome::failed, now);
+  attempt.error = in.error;
+  attempt.error_class = cls;
+  attempt.stack = in.stack;
+  attempt.cause = in.cause;
+
+  store::Change c{m, {std::move(attempt)}};
+  Message& n = c.next;
+  end_lease(n);
+  n.retry_count = m.retry_count + 1;
+  n.last_error = in.error;
+  n.error_class = cls;
+  if (in.checkpoint) n.checkpoint = in.checkpoint;
+
+  if (!retryable) {
+    make_dead(n, DeadReason::non_retryable, now);
+  } else if (n.retry_count >= m.max_retries) {
+    make_dead(n, DeadReason::retries_exhausted, now);
+  } else {
+    TimeMs delay = in.retry_in_seconds ? *in.retry_in_seconds * kMillisPerSecond
+                                       : backoff_delay(policy.backoff, n.retry_count, random);
+    TimeMs due = now + delay;
+    TimeMs window = seconds_to_ms(policy.retry_window_seconds);
+    if (window > 0 && due > m.life_started_at + window) {
+      make_dead(n, DeadReason::retry_window_exceeded, now);
+    } else {
+      enter(n, Status::pending, now);
+      n.retry_after = due;
+    }
+  }
+  return c;
+}
+
+Result<store::Change> replay(const Message& m, const store::Related& related,
+                             const ReplayInput& in, TimeMs now) {
+  bool replayable = m.status == Status::dead || (m.status == Status::dismissed && in.force);
+  if (!replayable) return Error(Errc::invalid_state, "only dead messages can be replayed");
+  auto held_by = [&related](Status s) {
+    return std::find(related.key_holders.begin(), related.key_holders.end(), s) !=
+           related.key_holders.end();
+  };
+  if (held_by(Status::pending) || held_by(Status::processing)) {
+    return Error(Errc::idempotency_conflict,
+                 "another message with this idempotency key is already in flight");
+  }
+  if (held_by(Status::succeeded) && !in.force) {
+    return Error(Errc::already_succeeded,
+                 "a message with this idempotency key already succeeded (use force to replay)");
+  }
+
+  AttemptRecord event;
+  event.message_id = m.id;
+  event.attempt = m.attempts;
+  event.outcome = AttemptOutcome::replayed;
+  event.finished_at = now;
+  event.actor = in.actor;
+  event.reason = in.reason;
+
+  store::Change c{m, {}};
+  Message& n = c.next;
+  if (in.payload && *in.payload != m.payload) {
+    event.previous_payload = m.payload;
+    n.payload = *in.payload;
+  }
+  c.history.push_back(std::move(event));
+  enter(n, Status::pending, now);
+  n.retry_count = 0;
+  n.lease_expiries = 0;
+  n.last_error.reset();
+  n.retry_after = in.run_at && *in.run_at > now ? in.run_at : std::nullopt;
+  n.error_class.reset();
+  n.dead_reason.reset();
+  n.dead_at.reset();
+  n.life_started_at = now;
+  n.replay_count = m.replay_count + 1;
+  end_lease(n);
+  return c;
+}
+
+Result<store::Change> extend(const Message& m, const std::string& lease_id, TimeMs expires_at,
+                             const std::optional<std::string>& checkpoint, TimeMs now) {
+  if (auto e = check_lease(m, lease_id)) return *e;
+  if (m.status != Status::processing) {
+    return Error(Errc::invalid_state, "only processing messages can be extended");
+  }
+  store::Change c{m, {}};
+  c.next.lease_expires_at = expires_at;
+  if (checkpoint) c.next.checkpoint = checkpoint;
+  c.next.updated_at = now;
+  return c;
+}
+
+Result<store::Change> release(const Message& m, const std::string& lease_id,
+                              std::optional<TimeMs> due_at, TimeMs now) {
+  if (auto e = check_lease(m, lease_id)) return *e;
+  if (m.status != Status::processing) {
+    return Error(Errc::invalid_state, "only processing messages can be released");
+  }
+  store::Change c{m, {finished_attempt(m, AttemptOutcome::released, now)}};
+  end_lease(c.next);
+  enter(c.next, Status::pending, now);
+  c.next.retry_after = due_at;
+  return c;
+}
+
+Result<store::Change> dismiss(const Message& m, const std::optional<std::string>& reason,
+                              const std::optional<std::string>& actor, TimeMs now) {
+  if (m.status != Status::dead) {
+    return Error(Errc::invalid_state, "only dead messages can be dismissed");
+  }
+  AttemptRecord event;
+  event.message_id = m.id;
+  event.attempt = m.attempts;
+  event.outcome = AttemptOutcome::dismissed;
+  event.finished_at = now;
+  event.actor = actor;
+  event.reason = reason;
+  store::Change c{m, {std::move(event)}};
+  enter(c.next, Status::dismissed, now);
+  return c;
+}
+
+store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
+                           const UnitRandom& random) {
+  AttemptRecord attempt = finished_attempt(m, AttemptOutcome::lease_expired, now);
+  attempt.error = "lease expired";
+  store::Change c{m, {std::move(attempt)}};
+  Message& n = c.next;
+  TimeMs expired_at = m.lease_expires_at.value_or(now);
+  end_lease(n);
+  n.lease_expiries = m.lease_expiries + 1;
+  n.last_error = "lease expired";
+  if (n.lease_expiries >= policy.max_lease_expiries) {
+    make_dead(n, DeadReason::lease_expired, now);
+  } else {
+    enter(n, Status::pending, now);
+    n.retry_after = expired_at + backoff_delay(policy.backoff, n.lease_expiries, random);
+  }
+  return c;
+}
+
+}  // namespace dlq::core

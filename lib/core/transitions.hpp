@@ -1,0 +1,51 @@
+// The message state machine: pure functions from (message as stored, request, policy, now) to
+// the message as it must become plus the history to append, or the expected error. The store
+// calls them inside its transaction, with the row locked, so each transition is atomic.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.hpp"
+#include "core/retry_policy.hpp"
+#include "model/error.hpp"
+#include "store/store.hpp"
+
+namespace dlq::core {
+
+struct FailInput {
+  std::optional<std::string> lease_id;
+  std::string error = "unspecified error";
+  std::optional<ErrorClass> error_class;
+  std::optional<bool> retryable;
+  std::optional<long long> retry_in_seconds;
+  std::optional<std::string> stack;
+  std::optional<std::string> cause;
+  std::optional<std::string> checkpoint;
+};
+
+struct ReplayInput {
+  std::optional<std::string> reason;
+  std::optional<std::string> payload;  // the edited payload, masks already merged back
+  std::optional<TimeMs> run_at;        // scheduled replay
+  bool force = false;
+  std::optional<std::string> actor;
+};
+
+Result<store::Change> succeed(const Message& m, const std::optional<std::string>& lease_id,
+                              TimeMs now);
+Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePolicy& policy,
+                           TimeMs now, const UnitRandom& random);
+Result<store::Change> replay(const Message& m, const store::Related& related,
+                             const ReplayInput& in, TimeMs now);
+Result<store::Change> extend(const Message& m, const std::string& lease_id, TimeMs expires_at,
+                             const std::optional<std::string>& checkpoint, TimeMs now);
+Result<store::Change> release(const Message& m, const std::string& lease_id,
+                              std::optional<TimeMs> due_at, TimeMs now);
+Result<store::Change> dismiss(const Message& m, const std::optional<std::string>& reason,
+                              const std::optional<std::string>& actor, TimeMs now);
+// The reaper's transition for a processing message whose lease ran out.
+store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
+                           const UnitRandom& random);
+
+}  // namespace dlq::core

@@ -1,0 +1,47 @@
+// The HTTP API of dlqd: the route table (every endpoint, listed once, at the top of api.cpp) and
+// the handlers. A handler decodes, calls the QueueService, encodes; it returns a Response and
+// never touches the socket. Faults become 500/503 problems here and nowhere else.
+#pragma once
+
+#include <atomic>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/queue_service.hpp"
+#include "http/request.hpp"
+#include "http/router.hpp"
+
+namespace dlq::http {
+
+class Api {
+ public:
+  Api(core::QueueService& service, const Config& config, const std::atomic<bool>& shutting_down);
+
+  // Never throws: every outcome, including faults, is a Response.
+  boost::asio::awaitable<Response> handle(const Request& req);
+
+ private:
+  using R = boost::asio::awaitable<Response>;
+  R enqueue(const Request& req, const RouteMatch& m);
+  R enqueue_batch(const Request& req, const RouteMatch& m);
+  R list(const Request& req, const RouteMatch& m);
+  R show(const Request& req, const RouteMatch& m);
+  R claim(const Request& req, const RouteMatch& m);
+  R succeed(const Request& req, const RouteMatch& m);
+  R ack(const Request& req, const RouteMatch& m);
+  R fail(const Request& req, const RouteMatch& m);
+  R replay(const Request& req, const RouteMatch& m);
+  R extend(const Request& req, const RouteMatch& m);
+  R release(const Request& req, const RouteMatch& m);
+  R dismiss(const Request& req, const RouteMatch& m);
+  R attempts(const Request& req, const RouteMatch& m);
+  R healthz(const Request& req, const RouteMatch& m);
+  R readyz(const Request& req, const RouteMatch& m);
+
+  core::QueueService& service_;
+  const Config& config_;
+  const std::atomic<bool>& shutting_down_;
+  Router router_;
+};
+
+}  // namespace dlq::http

@@ -1,0 +1,55 @@
+// The HTTP request and response as handlers see them: plain structs, no Beast. The session turns
+// Beast messages into these and back, so handler code compiles without Beast's templates.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <functional>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "core/requests.hpp"
+
+namespace dlq::http {
+
+// Watches the client's connection while a handler waits (a long-poll claim): tells when the
+// client went away, so the claim can end instead of taking a message nobody will receive.
+class ClientWatch {
+ public:
+  virtual ~ClientWatch() = default;
+  virtual void start(std::function<void()> on_gone) = 0;
+  virtual boost::asio::awaitable<void> stop() = 0;
+  virtual bool gone() const = 0;
+};
+
+struct Request {
+  std::string method;  // upper case, as received; HEAD is routed as GET
+  std::string target;  // as received
+  std::string path;    // target without the query, still percent-encoded
+  core::QueryParams query;
+  std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
+  std::string body;
+  std::string request_id;
+  ClientWatch* watch = nullptr;  // set by the session
+
+  const std::string* header(std::string_view name) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  bool close = false;  // answer with Connection: close and end the connection
+};
+
+// Splits "/a/b?x=1&y=%20" into path and decoded query parameters ('+' is a space in queries).
+void split_target(std::string_view target, std::string& path, core::QueryParams& query);
+// Percent-decodes one path segment; nullopt for malformed escapes.
+std::optional<std::string> decode_segment(std::string_view segment);
+
+}  // namespace dlq::http

@@ -1,0 +1,69 @@
+#include "http/router.hpp"
+
+#include <algorithm>
+
+namespace dlq::http {
+namespace {
+
+// "/a/b" -> {"a", "b"}; empty segments are kept so "/a//b" and "/a/" never match a route.
+std::vector<std::string_view> split_path(std::string_view path) {
+  std::vector<std::string_view> out;
+  if (path.empty() || path.front() != '/') return out;
+  path.remove_prefix(1);
+  for (;;) {
+    auto slash = path.find('/');
+    out.push_back(path.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    path.remove_prefix(slash + 1);
+  }
+  return out;
+}
+
+bool is_capture(const std::string& segment) {
+  return segment.size() > 2 && segment.front() == '{' && segment.back() == '}';
+}
+
+}  // namespace
+
+void Router::add(std::string method, std::string pattern, Handler handler) {
+  Compiled c{{std::move(method), pattern, std::move(handler)}, {}};
+  for (auto s : split_path(pattern)) c.segments.emplace_back(s);
+  routes_.push_back(std::move(c));
+}
+
+bool Router::matches(const Compiled& c, const std::vector<std::string_view>& segments,
+                     std::vector<std::string_view>* params) {
+  if (c.segments.size() != segments.size()) return false;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (is_capture(c.segments[i])) {
+      if (segments[i].empty()) return false;
+      if (params) params->push_back(segments[i]);
+    } else if (c.segments[i] != segments[i]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+RouteMatch Router::match(std::string_view method, std::string_view path) const {
+  if (method == "HEAD") method = "GET";
+  auto segments = split_path(path);
+  RouteMatch result;
+  std::vector<std::string> allowed;
+  for (const auto& c : routes_) {
+    if (!matches(c, segments, nullptr)) continue;
+    if (c.route.method == method) {
+      result.route = &c.route;
+      matches(c, segments, &result.params);
+      return result;
+    }
+    allowed.push_back(c.route.method);
+    if (c.route.method == "GET") allowed.emplace_back("HEAD");
+  }
+  std::sort(allowed.begin(), allowed.end());
+  allowed.erase(std::unique(allowed.begin(), allowed.end()), allowed.end());
+  for (const auto& m : allowed) result.allow += (result.allow.empty() ? "" : ", ") + m;
+  return result;
+}
+
+}  // namespace dlq::http

@@ -1,0 +1,117 @@
+#include "http/server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "http/session.hpp"
+#include "model/logging.hpp"
+
+namespace dlq::http {
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using asio::use_awaitable;
+
+struct Server::Impl {
+  Impl(asio::io_context& ioc, Api& api, const Config& config, std::atomic<bool>& shutting_down)
+      : ioc(ioc), config(config), state(api, config, shutting_down), acceptor(ioc) {}
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc),
+                                                         asio::as_tuple(use_awaitable));
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) break;
+        // Out of file descriptors and the like: pause instead of spinning.
+        log::warn("accept failed", {{"error", ec.message()}});
+        asio::steady_timer pause(ioc, std::chrono::milliseconds(50));
+        co_await pause.async_wait(asio::as_tuple(use_awaitable));
+        continue;
+      }
+      if (state.connections.load() >= static_cast<std::size_t>(config.limits.max_connections)) {
+        log::warn("connection refused: limits.max_connections reached");
+        boost::system::error_code ignored;
+        socket.close(ignored);
+        continue;
+      }
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      auto executor = socket.get_executor();
+      asio::co_spawn(executor, run_session(std::move(socket), state), [](std::exception_ptr e) {
+        if (!e) return;
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          log::error("connection ended by an error", {{"error", ex.what()}});
+        }
+      });
+    }
+  }
+
+  asio::io_context& ioc;
+  const Config& config;
+  ServerState state;
+  tcp::acceptor acceptor;
+  tcp::endpoint bound;
+};
+
+Server::Server(asio::io_context& ioc, Api& api, const Config& config,
+               std::atomic<bool>& shutting_down)
+    : impl_(std::make_unique<Impl>(ioc, api, config, shutting_down)) {}
+
+Server::~Server() = default;
+
+std::string Server::listen(const std::string& host_port) {
+  auto colon = host_port.rfind(':');
+  std::string host = host_port.substr(0, colon);
+  std::string port = host_port.substr(colon + 1);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  tcp::resolver resolver(impl_->ioc);
+  auto results = resolver.resolve(host, port, tcp::resolver::numeric_service);
+  if (results.empty()) throw std::runtime_error("cannot resolve " + host);
+  tcp::endpoint endpoint = results.begin()->endpoint();
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(tcp::acceptor::reuse_address(true));
+  acceptor.bind(endpoint);
+  acceptor.listen(asio::socket_base::max_listen_connections);
+  impl_->bound = acceptor.local_endpoint();
+  auto address = impl_->bound.address();
+  std::string text = address.is_v6() ? "[" + address.to_string() + "]" : address.to_string();
+  return text + ":" + std::to_string(impl_->bound.port());
+}
+
+bool Server::bound_to_loopback() const { return impl_->bound.address().is_loopback(); }
+
+void Server::start() {
+  asio::co_spawn(impl_->acceptor.get_executor(), impl_->accept_loop(), [](std::exception_ptr e) {
+    if (!e) return;
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      log::error("accept loop ended by an error", {{"error", ex.what()}});
+    }
+  });
+}
+
+void Server::stop_accepting() {
+  impl_->state.shutting_down = true;
+  asio::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
+    boost::system::error_code ignored;
+    impl->acceptor.close(ignored);
+  });
+}
+
+std::size_t Server::requests_in_flight() const { return impl_->state.requests_in_flight.load(); }
+
+std::size_t Server::connections() const { return impl_->state.connections.load(); }
+
+void Server::close_connections() { impl_->state.close_all(); }
+
+}  // namespace dlq::http

@@ -1,0 +1,34 @@
+// Structured logging on spdlog: one line per event, JSON (default) or plain text, to stderr
+// (stdout carries only the readiness line). Never pass payloads here.
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace dlq::log {
+
+enum class Level { debug, info, warn, error };
+enum class Format { json, text };
+
+using Field = std::pair<std::string_view, std::string>;
+
+void setup(Level level, Format format);
+bool enabled(Level level);
+void write(Level level, std::string_view event, std::initializer_list<Field> fields = {});
+
+inline void debug(std::string_view event, std::initializer_list<Field> fields = {}) {
+  if (enabled(Level::debug)) write(Level::debug, event, fields);
+}
+inline void info(std::string_view event, std::initializer_list<Field> fields = {}) {
+  write(Level::info, event, fields);
+}
+inline void warn(std::string_view event, std::initializer_list<Field> fields = {}) {
+  write(Level::warn, event, fields);
+}
+inline void error(std::string_view event, std::initializer_list<Field> fields = {}) {
+  write(Level::error, event, fields);
+}
+
+}  // namespace dlq::log

@@ -1,0 +1,77 @@
+// Text forms of the message enums, as they appear on the wire and in the database.
+#include "model/message.hpp"
+
+#include <array>
+#include <utility>
+
+namespace dlq {
+namespace {
+
+template <class E, std::size_t N>
+std::optional<E> lookup(const std::array<std::pair<E, std::string_view>, N>& table,
+                        std::string_view text) {
+  for (const auto& [value, name] : table) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  return "unknown";
+}
+
+constexpr std::array<std::pair<Status, std::string_view>, 5> kStatuses{{
+    {Status::pending, "pending"},
+    {Status::processing, "processing"},
+    {Status::succeeded, "succeeded"},
+    {Status::dead, "dead"},
+    {Status::dismissed, "dismissed"},
+}};
+
+constexpr std::array<std::pair<ErrorClass, std::string_view>, 7> kErrorClasses{{
+    {ErrorClass::transient, "transient"},
+    {ErrorClass::throttled, "throttled"},
+    {ErrorClass::timeout, "timeout"},
+    {ErrorClass::not_found, "not_found"},
+    {ErrorClass::invalid_input, "invalid_input"},
+    {ErrorClass::auth, "auth"},
+    {ErrorClass::unknown, "unknown"},
+}};
+
+constexpr std::array<std::pair<DeadReason, std::string_view>, 4> kDeadReasons{{
+    {DeadReason::retries_exhausted, "retries_exhausted"},
+    {DeadReason::non_retryable, "non_retryable"},
+    {DeadReason::retry_window_exceeded, "retry_window_exceeded"},
+    {DeadReason::lease_expired, "lease_expired"},
+}};
+
+constexpr std::array<std::pair<AttemptOutcome, std::string_view>, 6> kOutcomes{{
+    {AttemptOutcome::succeeded, "succeeded"},
+    {AttemptOutcome::failed, "failed"},
+    {AttemptOutcome::lease_expired, "lease_expired"},
+    {AttemptOutcome::released, "released"},
+    {AttemptOutcome::replayed, "replayed"},
+    {AttemptOutcome::dismissed, "dismissed"},
+}};
+
+}  // namespace
+
+std::string_view to_string(Status s) { return name_of(kStatuses, s); }
+std::optional<Status> parse_status(std::string_view s) { return lookup(kStatuses, s); }
+
+std::string_view to_string(ErrorClass c) { return name_of(kErrorClasses, c); }
+std::optional<ErrorClass> parse_error_class(std::string_view s) { return lookup(kErrorClasses, s); }
+
+std::string_view to_string(DeadReason r) { return name_of(kDeadReasons, r); }
+std::optional<DeadReason> parse_dead_reason(std::string_view s) { return lookup(kDeadReasons, s); }
+
+std::string_view to_string(AttemptOutcome o) { return name_of(kOutcomes, o); }
+std::optional<AttemptOutcome> parse_attempt_outcome(std::string_view s) {
+  return lookup(kOutcomes, s);
+}
+
+}  // namespace dlq

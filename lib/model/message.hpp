@@ -1,0 +1,83 @@
+// The message and its history as the whole system sees them: status, error classes, dead-letter
+// reasons, the message record and one entry of its attempt history. Plain data, no behaviour.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "model/time.hpp"
+
+namespace dlq {
+
+using MessageId = std::int64_t;
+
+enum class Status { pending, processing, succeeded, dead, dismissed };
+std::string_view to_string(Status s);
+std::optional<Status> parse_status(std::string_view s);
+
+enum class ErrorClass { transient, throttled, timeout, not_found, invalid_input, auth, unknown };
+std::string_view to_string(ErrorClass c);
+std::optional<ErrorClass> parse_error_class(std::string_view s);
+
+enum class DeadReason { retries_exhausted, non_retryable, retry_window_exceeded, lease_expired };
+std::string_view to_string(DeadReason r);
+std::optional<DeadReason> parse_dead_reason(std::string_view s);
+
+struct Message {
+  MessageId id = 0;
+  std::string queue;
+  std::string payload;
+  Status status = Status::pending;
+  int retry_count = 0;
+  int max_retries = 3;
+  std::optional<TimeMs> retry_after;
+  std::optional<std::string> last_error;
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  // Part B.
+  int priority = 0;
+  std::optional<std::string> job_type;
+  std::optional<std::string> idempotency_key;
+  std::optional<ErrorClass> error_class;
+  std::optional<DeadReason> dead_reason;
+  std::optional<std::string> checkpoint;
+  int lease_expiries = 0;
+  int attempts = 0;
+  std::optional<TimeMs> first_attempt_at;
+  std::optional<TimeMs> last_attempt_at;
+  std::optional<TimeMs> dead_at;
+  int replay_count = 0;
+  std::optional<TimeMs> lease_expires_at;
+  std::optional<std::string> lease_id;
+  // Internal bookkeeping, never serialised as such.
+  std::optional<std::string> worker;  // who holds the current lease
+  TimeMs life_started_at = 0;         // enqueue or latest replay: the retry window counts from here
+  TimeMs status_at = 0;               // when the message entered its current status
+};
+
+// What ended an attempt, or a lifecycle event recorded in the same history.
+enum class AttemptOutcome { succeeded, failed, lease_expired, released, replayed, dismissed };
+std::string_view to_string(AttemptOutcome o);
+std::optional<AttemptOutcome> parse_attempt_outcome(std::string_view s);
+
+// One entry of a message's history. Attempts carry claim/finish data; replay and dismiss
+// events carry the operator's reason and, for an edited replay, the payload it replaced.
+struct AttemptRecord {
+  MessageId message_id = 0;
+  int attempt = 0;  // attempt number (1-based, across lives); for events, the attempts so far
+  AttemptOutcome outcome = AttemptOutcome::failed;
+  std::optional<TimeMs> claimed_at;
+  TimeMs finished_at = 0;
+  std::optional<std::string> worker;
+  std::optional<std::string> error;
+  std::optional<ErrorClass> error_class;
+  std::optional<std::string> stack;
+  std::optional<std::string> cause;
+  std::optional<std::string> actor;
+  std::optional<std::string> reason;
+  std::optional<std::string> previous_payload;
+};
+
+}  // namespace dlq

@@ -1,0 +1,119 @@
+#include "store/connection.hpp"
+
+#include <filesystem>
+
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/sqlite3/soci-sqlite3.h>
+
+#include "model/error.hpp"
+
+namespace dlq::store {
+namespace {
+
+soci::session open_session(const ConnectionOptions& o) {
+  if (o.target.backend == DatabaseTarget::Backend::sqlite) {
+    std::filesystem::path path(o.target.sqlite_path);
+    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    // timeout: how long a statement waits for a lock held by another connection (seconds).
+    return soci::session(soci::sqlite3, "db=\"" + o.target.sqlite_path + "\" timeout=10");
+  }
+  return soci::session(soci::postgresql, o.target.libpq_conninfo);
+}
+
+}  // namespace
+
+Connection::Connection(ConnectionOptions options)
+    : options_(std::move(options)),
+      dialect_(options_.target.backend == DatabaseTarget::Backend::sqlite ? &sqlite_dialect()
+                                                                          : &postgres_dialect()),
+      session_([this]() {
+        try {
+          return open_session(options_);
+        } catch (const std::exception&) {
+          rethrow_database_error("connecting to the database");
+        }
+      }()) {
+  try {
+    if (is_sqlite()) {
+      std::string mode;
+      session_ << "PRAGMA journal_mode=WAL", soci::into(mode);
+      if (mode != "wal") throw std::runtime_error("SQLite refused WAL mode (got " + mode + ")");
+      execute("PRAGMA synchronous=" + std::string(options_.sqlite_synchronous == "normal"
+                                                      ? "NORMAL" : "FULL"));
+      execute("PRAGMA foreign_keys=OFF");
+      execute("PRAGMA temp_store=MEMORY");
+    } else {
+      execute("SET statement_timeout = '30s'");
+      execute("SET lock_timeout = '10s'");
+      // An idle-in-transaction session would hold snapshots that slow every claim.
+      execute("SET idle_in_transaction_session_timeout = '60s'");
+    }
+  } catch (const soci::soci_error&) {
+    rethrow_database_error("configuring the database connection");
+  }
+}
+
+Connection::~Connection() = default;
+
+void Connection::begin_write() { execute(dialect_->begin_write); }
+
+void Connection::commit() { execute("COMMIT"); }
+
+void Connection::rollback() noexcept {
+  try {
+    session_ << "ROLLBACK";
+  } catch (...) {
+    // A failed rollback leaves nothing to undo (the transaction is gone with the connection).
+  }
+}
+
+void Connection::execute(const std::string& sql) { session_ << sql; }
+
+void Connection::finish(soci::statement& st) {
+  if (!is_sqlite()) return;  // libpq results are complete in memory
+  auto* backend = static_cast<soci::sqlite3_statement_backend*>(st.get_backend());
+  if (backend != nullptr && backend->stmt_ != nullptr) sqlite_api::sqlite3_reset(backend->stmt_);
+}
+
+bool Connection::broken() const {
+  if (is_sqlite()) return false;
+  auto* backend = static_cast<soci::postgresql_session_backend*>(
+      const_cast<soci::session&>(session_).get_backend());
+  return backend == nullptr || backend->conn_ == nullptr || PQstatus(backend->conn_) != CONNECTION_OK;
+}
+
+void rethrow_database_error(const std::string& context) {
+  try {
+    throw;
+  } catch (const soci::sqlite3_soci_error& e) {
+    switch (e.result() & 0xff) {
+      case SQLITE_BUSY:
+      case SQLITE_LOCKED:
+      case SQLITE_IOERR:
+      case SQLITE_FULL:
+      case SQLITE_CANTOPEN:
+      case SQLITE_READONLY:
+      case SQLITE_NOMEM:
+        throw DatabaseUnavailable(context + ": " + e.what());
+      default:
+        throw std::runtime_error(context + ": " + e.what());
+    }
+  } catch (const soci::postgresql_soci_error& e) {
+    std::string state = e.sqlstate();
+    // 08: connection exception; 57P: operator intervention (shutdown); 53: insufficient
+    // resources; 40001/40P01: serialization failure/deadlock; 55P03: lock not available.
+    if (state.starts_with("08") || state.starts_with("57P") || state.starts_with("53") ||
+        state == "40001" || state == "40P01" || state == "55P03" ||
+        e.get_error_category() == soci::soci_error::connection_error) {
+      throw DatabaseUnavailable(context + ": " + e.what());
+    }
+    throw std::runtime_error(context + ": " + e.what());
+  } catch (const soci::soci_error& e) {
+    if (e.get_error_category() == soci::soci_error::connection_error) {
+      throw DatabaseUnavailable(context + ": " + e.what());
+    }
+    throw std::runtime_error(context + ": " + e.what());
+  }
+}
+
+}  // namespace dlq::store

@@ -1,0 +1,110 @@
+#include "store/dialect.hpp"
+
+namespace dlq::store {
+
+const char* const kMessageColumns =
+    "id, queue, payload, status, retry_count, max_retries, retry_after, last_error, created_at, "
+    "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
+    "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
+    "lease_expires_at, lease_id, worker, life_started_at, status_at";
+
+namespace {
+
+const std::string kCols = kMessageColumns;
+
+// Statements that read the same on both databases.
+Dialect common(Dialect::Kind kind) {
+  Dialect d{};
+  d.kind = kind;
+  d.insert_message =
+      "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
+      "created_at, updated_at, priority, job_type, idempotency_key, life_started_at, status_at) "
+      "VALUES (:queue, :payload, 'pending', 0, :max_retries, :retry_after, :created_at, "
+      ":updated_at, :priority, :job_type, :key, :life_started_at, :status_at) "
+      "ON CONFLICT (queue, idempotency_key) "
+      "WHERE idempotency_key IS NOT NULL AND status IN ('pending', 'processing') DO NOTHING "
+      "RETURNING " + kCols;
+  // In-flight holders first (there is at most one), then the newest succeeded one.
+  d.find_key_holder =
+      "SELECT " + kCols + " FROM messages WHERE queue = :queue AND idempotency_key = :key "
+      "AND status IN ('pending', 'processing', 'succeeded') "
+      "ORDER BY CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END, id DESC LIMIT 1";
+  d.select_message = "SELECT " + kCols + " FROM messages WHERE id = :id AND queue = :queue";
+  d.update_message =
+      "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
+      "max_retries = :max_retries, retry_after = :retry_after, last_error = :last_error, "
+      "updated_at = :updated_at, priority = :priority, error_class = :error_class, "
+      "dead_reason = :dead_reason, checkpoint = :checkpoint, lease_expiries = :lease_expiries, "
+      "attempts = :attempts, first_attempt_at = :first_attempt_at, "
+      "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
+      "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
+      "life_started_at = :life_started_at, status_at = :status_at WHERE id = :id";
+  d.select_key_holders =
+      "SELECT status FROM messages WHERE queue = :queue AND idempotency_key = :key AND id <> :id";
+  d.list_all = "SELECT " + kCols + " FROM messages WHERE queue = :queue "
+               "ORDER BY created_at, id LIMIT :limit OFFSET :offset";
+  d.list_by_status = "SELECT " + kCols + " FROM messages WHERE queue = :queue AND status = :status "
+                     "ORDER BY created_at, id LIMIT :limit OFFSET :offset";
+  d.insert_attempt =
+      "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
+      "error_class, stack, cause, actor, reason, previous_payload) VALUES (:message_id, :attempt, "
+      ":outcome, :claimed_at, :finished_at, :worker, :error, :error_class, :stack, :cause, :actor, "
+      ":reason, :previous_payload)";
+  d.select_attempts =
+      "SELECT message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, "
+      "stack, cause, actor, reason, previous_payload FROM attempts WHERE message_id = :id "
+      "ORDER BY id";
+  d.next_due = "SELECT MIN(retry_after) FROM messages WHERE status = 'pending' "
+               "AND retry_after IS NOT NULL AND retry_after > :now";
+  d.next_lease_expiry =
+      "SELECT MIN(lease_expires_at) FROM messages WHERE status = 'processing' "
+      "AND lease_expires_at IS NOT NULL";
+  return d;
+}
+
+// The claim sets everything a new attempt changes; the subquery picks the rows.
+std::string claim_sql(const std::string& job_filter, const std::string& lock) {
+  return "UPDATE messages SET status = 'processing', lease_id = :token || '-' || id, "
+         "lease_expires_at = :until, worker = :worker, attempts = attempts + 1, "
+         "first_attempt_at = COALESCE(first_attempt_at, :first_at), last_attempt_at = :last_at, "
+         "updated_at = :updated_at, status_at = :status_at "
+         "WHERE id IN (SELECT id FROM messages WHERE queue = :queue AND status = 'pending' "
+         "AND (retry_after IS NULL OR retry_after <= :due_at) AND (:njobs = 0 OR " + job_filter + ") "
+         "ORDER BY priority DESC, created_at, id LIMIT :max" + lock + ") RETURNING " + kCols;
+}
+
+Dialect make_sqlite() {
+  Dialect d = common(Dialect::Kind::sqlite);
+  d.begin_write = "BEGIN IMMEDIATE";
+  d.select_message_locked = d.select_message;  // one writer: the write transaction is the lock
+  d.claim = claim_sql("job_type IN (SELECT value FROM json_each(:jobs))", "");
+  d.reap_select = "SELECT " + kCols + " FROM messages WHERE status = 'processing' "
+                  "AND lease_expires_at <= :now ORDER BY lease_expires_at LIMIT :limit";
+  return d;
+}
+
+Dialect make_postgres() {
+  Dialect d = common(Dialect::Kind::postgresql);
+  d.begin_write = "BEGIN";
+  d.select_message_locked = d.select_message + " FOR UPDATE";
+  d.claim = claim_sql("job_type IN (SELECT jsonb_array_elements_text(CAST(:jobs AS jsonb)))",
+                      " FOR UPDATE SKIP LOCKED");
+  d.reap_select = "SELECT " + kCols + " FROM messages WHERE status = 'processing' "
+                  "AND lease_expires_at <= :now ORDER BY lease_expires_at LIMIT :limit "
+                  "FOR UPDATE SKIP LOCKED";
+  return d;
+}
+
+}  // namespace
+
+const Dialect& sqlite_dialect() {
+  static const Dialect d = make_sqlite();
+  return d;
+}
+
+const Dialect& postgres_dialect() {
+  static const Dialect d = make_postgres();
+  return d;
+}
+
+}  // namespace dlq::store

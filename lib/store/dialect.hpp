@@ -1,0 +1,38 @@
+// Every SQL statement dlq runs, as named constants per dialect. SQL lives here and nowhere else.
+// Placeholders are bound positionally, in the order they appear; no name appears twice in one
+// statement (SQLite would fold repeated names into one parameter).
+#pragma once
+
+#include <string>
+
+namespace dlq::store {
+
+struct Dialect {
+  enum class Kind { sqlite, postgresql } kind;
+
+  std::string begin_write;  // BEGIN IMMEDIATE on SQLite takes the write lock up front
+
+  // The message columns, in the order MessageRow binds them.
+  std::string insert_message;         // ... RETURNING <message columns>; may return no row
+  std::string find_key_holder;        // queue, key -> the holder to hand back, if any
+  std::string select_message;         // id, queue
+  std::string select_message_locked;  // id, queue; FOR UPDATE on PostgreSQL
+  std::string update_message;         // every mutable column, then id
+  std::string select_key_holders;     // queue, key, id -> statuses
+  std::string claim;                  // token, until, worker, now x4, queue, now, njobs, jobs, max
+  std::string list_all;               // queue, limit, offset
+  std::string list_by_status;         // queue, status, limit, offset
+  std::string reap_select;            // now, limit -> expired processing messages (locked)
+  std::string insert_attempt;
+  std::string select_attempts;        // message_id
+  std::string next_due;               // now
+  std::string next_lease_expiry;
+};
+
+const Dialect& sqlite_dialect();
+const Dialect& postgres_dialect();
+
+// The message columns in MessageRow order, for SELECT and RETURNING lists.
+extern const char* const kMessageColumns;
+
+}  // namespace dlq::store

@@ -1,0 +1,202 @@
+#include "store/message_row.hpp"
+
+#include <stdexcept>
+
+namespace dlq::store {
+namespace {
+
+template <class T>
+std::optional<std::string> name_or_null(const std::optional<T>& v) {
+  if (!v) return std::nullopt;
+  return std::string(to_string(*v));
+}
+
+}  // namespace
+
+void MessageRow::exchange_into(soci::statement& st) {
+  using soci::into;
+  st.exchange(into(id));
+  st.exchange(into(queue));
+  st.exchange(into(payload));
+  st.exchange(into(status));
+  st.exchange(into(retry_count));
+  st.exchange(into(max_retries));
+  st.exchange(into(retry_after));
+  st.exchange(into(last_error));
+  st.exchange(into(created_at));
+  st.exchange(into(updated_at));
+  st.exchange(into(priority));
+  st.exchange(into(job_type));
+  st.exchange(into(idempotency_key));
+  st.exchange(into(error_class));
+  st.exchange(into(dead_reason));
+  st.exchange(into(checkpoint));
+  st.exchange(into(lease_expiries));
+  st.exchange(into(attempts));
+  st.exchange(into(first_attempt_at));
+  st.exchange(into(last_attempt_at));
+  st.exchange(into(dead_at));
+  st.exchange(into(replay_count));
+  st.exchange(into(lease_expires_at));
+  st.exchange(into(lease_id));
+  st.exchange(into(worker));
+  st.exchange(into(life_started_at));
+  st.exchange(into(status_at));
+}
+
+Message MessageRow::to_message() const {
+  Message m;
+  m.id = id;
+  m.queue = queue;
+  m.payload = payload;
+  auto s = parse_status(status);
+  if (!s) throw std::runtime_error("unknown status in database: " + status);
+  m.status = *s;
+  m.retry_count = static_cast<int>(retry_count);
+  m.max_retries = static_cast<int>(max_retries);
+  m.retry_after = retry_after;
+  m.last_error = last_error;
+  m.created_at = created_at;
+  m.updated_at = updated_at;
+  m.priority = static_cast<int>(priority);
+  m.job_type = job_type;
+  m.idempotency_key = idempotency_key;
+  if (error_class) m.error_class = parse_error_class(*error_class);
+  if (dead_reason) m.dead_reason = parse_dead_reason(*dead_reason);
+  m.checkpoint = checkpoint;
+  m.lease_expiries = static_cast<int>(lease_expiries);
+  m.attempts = static_cast<int>(attempts);
+  m.first_attempt_at = first_attempt_at;
+  m.last_attempt_at = last_attempt_at;
+  m.dead_at = dead_at;
+  m.replay_count = static_cast<int>(replay_count);
+  m.lease_expires_at = lease_expires_at;
+  m.lease_id = lease_id;
+  m.worker = worker;
+  m.life_started_at = life_started_at;
+  m.status_at = status_at;
+  return m;
+}
+
+void MessageUpdateRow::exchange_use(soci::statement& st) {
+  using soci::use;
+  st.exchange(use(payload));
+  st.exchange(use(status));
+  st.exchange(use(retry_count));
+  st.exchange(use(max_retries));
+  st.exchange(use(retry_after));
+  st.exchange(use(last_error));
+  st.exchange(use(updated_at));
+  st.exchange(use(priority));
+  st.exchange(use(error_class));
+  st.exchange(use(dead_reason));
+  st.exchange(use(checkpoint));
+  st.exchange(use(lease_expiries));
+  st.exchange(use(attempts));
+  st.exchange(use(first_attempt_at));
+  st.exchange(use(last_attempt_at));
+  st.exchange(use(dead_at));
+  st.exchange(use(replay_count));
+  st.exchange(use(lease_expires_at));
+  st.exchange(use(lease_id));
+  st.exchange(use(worker));
+  st.exchange(use(life_started_at));
+  st.exchange(use(status_at));
+  st.exchange(use(id));
+}
+
+void MessageUpdateRow::assign(const Message& m) {
+  payload = m.payload;
+  status = std::string(to_string(m.status));
+  retry_count = m.retry_count;
+  max_retries = m.max_retries;
+  retry_after = m.retry_after;
+  last_error = m.last_error;
+  updated_at = m.updated_at;
+  priority = m.priority;
+  error_class = name_or_null(m.error_class);
+  dead_reason = name_or_null(m.dead_reason);
+  checkpoint = m.checkpoint;
+  lease_expiries = m.lease_expiries;
+  attempts = m.attempts;
+  first_attempt_at = m.first_attempt_at;
+  last_attempt_at = m.last_attempt_at;
+  dead_at = m.dead_at;
+  replay_count = m.replay_count;
+  lease_expires_at = m.lease_expires_at;
+  lease_id = m.lease_id;
+  worker = m.worker;
+  life_started_at = m.life_started_at;
+  status_at = m.status_at;
+  id = m.id;
+}
+
+void AttemptRow::exchange_into(soci::statement& st) {
+  using soci::into;
+  st.exchange(into(message_id));
+  st.exchange(into(attempt));
+  st.exchange(into(outcome));
+  st.exchange(into(claimed_at));
+  st.exchange(into(finished_at));
+  st.exchange(into(worker));
+  st.exchange(into(error));
+  st.exchange(into(error_class));
+  st.exchange(into(stack));
+  st.exchange(into(cause));
+  st.exchange(into(actor));
+  st.exchange(into(reason));
+  st.exchange(into(previous_payload));
+}
+
+void AttemptRow::exchange_use(soci::statement& st) {
+  using soci::use;
+  st.exchange(use(message_id));
+  st.exchange(use(attempt));
+  st.exchange(use(outcome));
+  st.exchange(use(claimed_at));
+  st.exchange(use(finished_at));
+  st.exchange(use(worker));
+  st.exchange(use(error));
+  st.exchange(use(error_class));
+  st.exchange(use(stack));
+  st.exchange(use(cause));
+  st.exchange(use(actor));
+  st.exchange(use(reason));
+  st.exchange(use(previous_payload));
+}
+
+void AttemptRow::assign(const AttemptRecord& a) {
+  message_id = a.message_id;
+  attempt = a.attempt;
+  outcome = std::string(to_string(a.outcome));
+  claimed_at = a.claimed_at;
+  finished_at = a.finished_at;
+  worker = a.worker;
+  error = a.error;
+  error_class = name_or_null(a.error_class);
+  stack = a.stack;
+  cause = a.cause;
+  actor = a.actor;
+  reason = a.reason;
+  previous_payload = a.previous_payload;
+}
+
+AttemptRecord AttemptRow::to_record() const {
+  AttemptRecord a;
+  a.message_id = message_id;
+  a.attempt = static_cast<int>(attempt);
+  a.outcome = parse_attempt_outcome(outcome).value_or(AttemptOutcome::failed);
+  a.claimed_at = claimed_at;
+  a.finished_at = finished_at;
+  a.worker = worker;
+  a.error = error;
+  if (error_class) a.error_class = parse_error_class(*error_class);
+  a.stack = stack;
+  a.cause = cause;
+  a.actor = actor;
+  a.reason = reason;
+  a.previous_payload = previous_payload;
+  return a;
+}
+
+}  // namespace dlq::store

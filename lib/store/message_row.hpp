@@ -1,0 +1,100 @@
+// The bridge between a row of `messages` (or `attempts`) and the domain structs: buffers SOCI
+// reads into and binds from, in the column order of kMessageColumns.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <soci/soci.h>
+
+#include "model/message.hpp"
+#include "store/soci_optional.hpp"
+
+namespace dlq::store {
+
+struct MessageRow {
+  long long id = 0;
+  std::string queue;
+  std::string payload;
+  std::string status;
+  long long retry_count = 0;
+  long long max_retries = 0;
+  std::optional<long long> retry_after;
+  std::optional<std::string> last_error;
+  long long created_at = 0;
+  long long updated_at = 0;
+  long long priority = 0;
+  std::optional<std::string> job_type;
+  std::optional<std::string> idempotency_key;
+  std::optional<std::string> error_class;
+  std::optional<std::string> dead_reason;
+  std::optional<std::string> checkpoint;
+  long long lease_expiries = 0;
+  long long attempts = 0;
+  std::optional<long long> first_attempt_at;
+  std::optional<long long> last_attempt_at;
+  std::optional<long long> dead_at;
+  long long replay_count = 0;
+  std::optional<long long> lease_expires_at;
+  std::optional<std::string> lease_id;
+  std::optional<std::string> worker;
+  long long life_started_at = 0;
+  long long status_at = 0;
+
+  // Registers every column as an `into` target of `st`, in kMessageColumns order.
+  void exchange_into(soci::statement& st);
+  Message to_message() const;
+};
+
+// Parameters of the full-row UPDATE (Dialect::update_message), filled from a Message.
+struct MessageUpdateRow {
+  std::string payload;
+  std::string status;
+  long long retry_count = 0;
+  long long max_retries = 0;
+  std::optional<long long> retry_after;
+  std::optional<std::string> last_error;
+  long long updated_at = 0;
+  long long priority = 0;
+  std::optional<std::string> error_class;
+  std::optional<std::string> dead_reason;
+  std::optional<std::string> checkpoint;
+  long long lease_expiries = 0;
+  long long attempts = 0;
+  std::optional<long long> first_attempt_at;
+  std::optional<long long> last_attempt_at;
+  std::optional<long long> dead_at;
+  long long replay_count = 0;
+  std::optional<long long> lease_expires_at;
+  std::optional<std::string> lease_id;
+  std::optional<std::string> worker;
+  long long life_started_at = 0;
+  long long status_at = 0;
+  long long id = 0;
+
+  void exchange_use(soci::statement& st);
+  void assign(const Message& m);
+};
+
+struct AttemptRow {
+  long long message_id = 0;
+  long long attempt = 0;
+  std::string outcome;
+  std::optional<long long> claimed_at;
+  long long finished_at = 0;
+  std::optional<std::string> worker;
+  std::optional<std::string> error;
+  std::optional<std::string> error_class;
+  std::optional<std::string> stack;
+  std::optional<std::string> cause;
+  std::optional<std::string> actor;
+  std::optional<std::string> reason;
+  std::optional<std::string> previous_payload;
+
+  void exchange_into(soci::statement& st);
+  void exchange_use(soci::statement& st);
+  void assign(const AttemptRecord& a);
+  AttemptRecord to_record() const;
+};
+
+}  // namespace dlq::store

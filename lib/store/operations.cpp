@@ -1,0 +1,283 @@
+#include "store/operations.hpp"
+
+#include <algorithm>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/array.hpp>
+
+#include "store/migrations.hpp"
+
+namespace dlq::store {
+
+Operations::Operations(Connection& connection) : c_(connection) {}
+
+Operations::~Operations() = default;
+
+soci::statement& Operations::statement(std::optional<soci::statement>& slot,
+                                       const std::string& sql, Binder bind) {
+  if (!slot) {
+    slot.emplace(c_.session());
+    bind(*this, *slot);
+    slot->alloc();
+    slot->prepare(sql);
+    slot->define_and_bind();
+  }
+  return *slot;
+}
+
+std::vector<Message> Operations::fetch_messages(soci::statement& st) {
+  std::vector<Message> out;
+  st.execute(false);
+  while (st.fetch()) out.push_back(row_.to_message());
+  c_.finish(st);
+  return out;
+}
+
+std::optional<Message> Operations::fetch_one(soci::statement& st) {
+  std::optional<Message> out;
+  if (st.execute(true)) out = row_.to_message();
+  c_.finish(st);
+  return out;
+}
+
+std::vector<Inserted> Operations::insert(const InsertParams& p) {
+  auto& find_holder = statement(find_key_holder_, c_.dialect().find_key_holder,
+                                [](Operations& o, soci::statement& st) {
+                                  o.row_.exchange_into(st);
+                                  st.exchange(soci::use(o.in_queue_));
+                                  st.exchange(soci::use(o.in_key_));
+                                });
+  auto& insert = statement(insert_, c_.dialect().insert_message,
+                           [](Operations& o, soci::statement& st) {
+                             o.row_.exchange_into(st);
+                             st.exchange(soci::use(o.in_queue_));
+                             st.exchange(soci::use(o.in_payload_));
+                             st.exchange(soci::use(o.in_max_retries_));
+                             st.exchange(soci::use(o.in_retry_after_));
+                             st.exchange(soci::use(o.in_now_));  // created_at
+                             st.exchange(soci::use(o.in_now_));  // updated_at
+                             st.exchange(soci::use(o.in_priority_));
+                             st.exchange(soci::use(o.in_job_type_));
+                             st.exchange(soci::use(o.in_key_));
+                             st.exchange(soci::use(o.in_now_));  // life_started_at
+                             st.exchange(soci::use(o.in_now_));  // status_at
+                           });
+  std::vector<Inserted> out;
+  out.reserve(p.messages.size());
+  in_queue_ = p.queue;
+  in_now_ = p.now;
+  for (const auto& m : p.messages) {
+    in_key_ = m.idempotency_key;
+    if (in_key_) {
+      if (auto holder = fetch_one(find_holder)) {
+        out.push_back({std::move(*holder), false});
+        continue;
+      }
+    }
+    in_payload_ = m.payload;
+    in_max_retries_ = m.max_retries;
+    in_retry_after_ = m.run_at;
+    in_priority_ = m.priority;
+    in_job_type_ = m.job_type;
+    if (auto created = fetch_one(insert)) {
+      out.push_back({std::move(*created), true});
+      continue;
+    }
+    // Another transaction (another node) inserted the key between our check and our insert.
+    auto holder = fetch_one(find_holder);
+    if (!holder) throw std::runtime_error("idempotency key conflict without a holder");
+    out.push_back({std::move(*holder), false});
+  }
+  return out;
+}
+
+std::vector<Message> Operations::list(const ListParams& p) {
+  in_queue_ = p.queue;
+  in_limit_ = p.limit;
+  in_offset_ = p.offset;
+  if (p.status) {
+    in_status_ = std::string(to_string(*p.status));
+    auto& st = statement(list_by_status_, c_.dialect().list_by_status,
+                         [](Operations& o, soci::statement& s) {
+                           o.row_.exchange_into(s);
+                           s.exchange(soci::use(o.in_queue_));
+                           s.exchange(soci::use(o.in_status_));
+                           s.exchange(soci::use(o.in_limit_));
+                           s.exchange(soci::use(o.in_offset_));
+                         });
+    return fetch_messages(st);
+  }
+  auto& st = statement(list_all_, c_.dialect().list_all, [](Operations& o, soci::statement& s) {
+    o.row_.exchange_into(s);
+    s.exchange(soci::use(o.in_queue_));
+    s.exchange(soci::use(o.in_limit_));
+    s.exchange(soci::use(o.in_offset_));
+  });
+  return fetch_messages(st);
+}
+
+std::optional<Message> Operations::find(const std::string& queue, MessageId id) {
+  in_queue_ = queue;
+  in_id_ = id;
+  auto& st = statement(select_, c_.dialect().select_message, [](Operations& o, soci::statement& s) {
+    o.row_.exchange_into(s);
+    s.exchange(soci::use(o.in_id_));
+    s.exchange(soci::use(o.in_queue_));
+  });
+  return fetch_one(st);
+}
+
+std::vector<Message> Operations::claim(const ClaimParams& p) {
+  auto& st = statement(claim_, c_.dialect().claim, [](Operations& o, soci::statement& s) {
+    o.row_.exchange_into(s);
+    s.exchange(soci::use(o.in_token_));
+    s.exchange(soci::use(o.in_until_));
+    s.exchange(soci::use(o.in_worker_));
+    s.exchange(soci::use(o.in_now_));  // first_attempt_at
+    s.exchange(soci::use(o.in_now_));  // last_attempt_at
+    s.exchange(soci::use(o.in_now_));  // updated_at
+    s.exchange(soci::use(o.in_now_));  // status_at
+    s.exchange(soci::use(o.in_queue_));
+    s.exchange(soci::use(o.in_now_));  // due at or before
+    s.exchange(soci::use(o.in_njobs_));
+    s.exchange(soci::use(o.in_jobs_));
+    s.exchange(soci::use(o.in_limit_));
+  });
+  in_token_ = p.lease_token;
+  in_until_ = p.lease_expires_at;
+  in_worker_ = p.worker;
+  in_now_ = p.now;
+  in_queue_ = p.queue;
+  in_njobs_ = static_cast<long long>(p.job_types.size());
+  boost::json::array jobs;
+  for (const auto& j : p.job_types) jobs.emplace_back(j);
+  in_jobs_ = boost::json::serialize(jobs);
+  in_limit_ = p.max;
+  auto out = fetch_messages(st);
+  // RETURNING gives no order guarantee: restore the claim order.
+  std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) {
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.created_at != b.created_at) return a.created_at < b.created_at;
+    return a.id < b.id;
+  });
+  return out;
+}
+
+void Operations::write_message(const Message& m) {
+  auto& st = statement(update_, c_.dialect().update_message, [](Operations& o, soci::statement& s) {
+    o.update_row_.exchange_use(s);
+  });
+  update_row_.assign(m);
+  st.execute(true);
+  c_.finish(st);
+}
+
+void Operations::append_history(const std::vector<AttemptRecord>& history) {
+  if (history.empty()) return;
+  auto& st = statement(insert_attempt_, c_.dialect().insert_attempt,
+                       [](Operations& o, soci::statement& s) { o.attempt_row_.exchange_use(s); });
+  for (const auto& a : history) {
+    attempt_row_.assign(a);
+    st.execute(true);
+    c_.finish(st);
+  }
+}
+
+Result<Message> Operations::update(const UpdateParams& p) {
+  in_queue_ = p.queue;
+  in_id_ = p.id;
+  auto& select = statement(select_locked_, c_.dialect().select_message_locked,
+                           [](Operations& o, soci::statement& s) {
+                             o.row_.exchange_into(s);
+                             s.exchange(soci::use(o.in_id_));
+                             s.exchange(soci::use(o.in_queue_));
+                           });
+  auto current = fetch_one(select);
+  if (!current) return Error(Errc::message_not_found, "message not found");
+
+  Related related;
+  if (p.load_key_holders && current->idempotency_key) {
+    auto& holders = statement(key_holders_, c_.dialect().select_key_holders,
+                              [](Operations& o, soci::statement& s) {
+                                s.exchange(soci::into(o.out_status_));
+                                s.exchange(soci::use(o.in_queue_));
+                                s.exchange(soci::use(o.in_key_));
+                                s.exchange(soci::use(o.in_id_));
+                              });
+    in_queue_ = p.queue;
+    in_key_ = current->idempotency_key;
+    in_id_ = p.id;
+    holders.execute(false);
+    while (holders.fetch()) {
+      if (auto s = parse_status(out_status_)) related.key_holders.push_back(*s);
+    }
+    c_.finish(holders);
+  }
+
+  auto change = p.decide(*current, related);
+  if (!change) return change.error();
+  if (p.dry_run) return std::move(change->next);
+  write_message(change->next);
+  append_history(change->history);
+  return std::move(change->next);
+}
+
+std::vector<Message> Operations::reap(const ReapParams& p) {
+  auto& st = statement(reap_, c_.dialect().reap_select, [](Operations& o, soci::statement& s) {
+    o.row_.exchange_into(s);
+    s.exchange(soci::use(o.in_now_));
+    s.exchange(soci::use(o.in_limit_));
+  });
+  in_now_ = p.now;
+  in_limit_ = p.limit;
+  auto expired = fetch_messages(st);
+  std::vector<Message> out;
+  out.reserve(expired.size());
+  for (const auto& m : expired) {
+    Change change = p.decide(m);
+    write_message(change.next);
+    append_history(change.history);
+    out.push_back(std::move(change.next));
+  }
+  return out;
+}
+
+std::vector<AttemptRecord> Operations::attempts(MessageId id) {
+  auto& st = statement(attempts_, c_.dialect().select_attempts,
+                       [](Operations& o, soci::statement& s) {
+                         o.attempt_row_.exchange_into(s);
+                         s.exchange(soci::use(o.in_id_));
+                       });
+  in_id_ = id;
+  std::vector<AttemptRecord> out;
+  st.execute(false);
+  while (st.fetch()) out.push_back(attempt_row_.to_record());
+  c_.finish(st);
+  return out;
+}
+
+Schedule Operations::schedule(TimeMs now) {
+  Schedule s;
+  in_now_ = now;
+  auto& due = statement(next_due_, c_.dialect().next_due, [](Operations& o, soci::statement& st) {
+    st.exchange(soci::into(o.out_time_));
+    st.exchange(soci::use(o.in_now_));
+  });
+  out_time_.reset();
+  due.execute(true);
+  c_.finish(due);
+  s.next_due = out_time_;
+  auto& lease = statement(next_lease_, c_.dialect().next_lease_expiry,
+                          [](Operations& o, soci::statement& st) {
+                            st.exchange(soci::into(o.out_time_));
+                          });
+  out_time_.reset();
+  lease.execute(true);
+  c_.finish(lease);
+  s.next_lease_expiry = out_time_;
+  return s;
+}
+
+bool Operations::schema_current() { return applied_version(c_) >= latest_version(c_); }
+
+}  // namespace dlq::store

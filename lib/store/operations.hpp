@@ -1,0 +1,63 @@
+// The queue operations as SQL on one connection, with their prepared statements kept for reuse.
+// Runs on a store thread; transactions are opened and committed by the caller (CommitQueue).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/connection.hpp"
+#include "store/message_row.hpp"
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+class Operations {
+ public:
+  explicit Operations(Connection& connection);
+  ~Operations();
+  Operations(const Operations&) = delete;
+  Operations& operator=(const Operations&) = delete;
+
+  std::vector<Inserted> insert(const InsertParams& p);
+  std::vector<Message> list(const ListParams& p);
+  std::optional<Message> find(const std::string& queue, MessageId id);
+  std::vector<Message> claim(const ClaimParams& p);
+  Result<Message> update(const UpdateParams& p);
+  std::vector<Message> reap(const ReapParams& p);
+  std::vector<AttemptRecord> attempts(MessageId id);
+  Schedule schedule(TimeMs now);
+  // The database answers and carries every migration this build knows.
+  bool schema_current();
+
+ private:
+  using Binder = void (*)(Operations&, soci::statement&);
+  // Prepares `sql` on first use with `bind` registering the buffers below; reuses it after.
+  soci::statement& statement(std::optional<soci::statement>& slot, const std::string& sql,
+                             Binder bind);
+  // Runs a statement whose `into` target is row_, collecting every row.
+  std::vector<Message> fetch_messages(soci::statement& st);
+  std::optional<Message> fetch_one(soci::statement& st);
+  void write_message(const Message& m);
+  void append_history(const std::vector<AttemptRecord>& history);
+
+  Connection& c_;
+
+  // Buffers the prepared statements are bound to (one thread uses them at a time).
+  MessageRow row_;
+  MessageUpdateRow update_row_;
+  AttemptRow attempt_row_;
+  std::string in_queue_, in_payload_, in_status_, in_token_, in_jobs_;
+  std::optional<std::string> in_key_, in_job_type_, in_worker_;
+  std::optional<long long> in_retry_after_;
+  long long in_id_ = 0, in_now_ = 0, in_until_ = 0, in_max_retries_ = 0, in_priority_ = 0;
+  long long in_limit_ = 0, in_offset_ = 0, in_njobs_ = 0;
+  std::string out_status_;
+  std::optional<long long> out_time_;
+
+  std::optional<soci::statement> insert_, find_key_holder_, select_, select_locked_, update_,
+      key_holders_, claim_, list_all_, list_by_status_, reap_, insert_attempt_, attempts_,
+      next_due_, next_lease_;
+};
+
+}  // namespace dlq::store

@@ -1,0 +1,135 @@
+#include "store/sql_store.hpp"
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "store/connection.hpp"
+#include "store/migrations.hpp"
+#include "store/operations.hpp"
+#include "store/workers.hpp"
+
+namespace dlq::store {
+namespace asio = boost::asio;
+
+namespace {
+
+// Carries one operation to a store thread and its result back to the awaiting coroutine.
+template <class R, class Fn, class Handler>
+class Job final : public StoreJob {
+ public:
+  Job(Fn fn, Handler handler)
+      : fn_(std::move(fn)),
+        handler_(std::move(handler)),
+        work_(asio::prefer(asio::get_associated_executor(handler_),
+                           asio::execution::outstanding_work.tracked)) {}
+
+  void run(Operations& ops) override { result_ = fn_(ops); }
+
+  void complete(std::exception_ptr error) override {
+    auto work = work_;
+    asio::post(work, [handler = std::move(handler_), error, result = std::move(result_)]() mutable {
+      std::move(handler)(error, std::move(result));
+    });
+  }
+
+ private:
+  Fn fn_;
+  Handler handler_;
+  R result_{};
+  decltype(asio::prefer(asio::get_associated_executor(std::declval<Handler&>()),
+                        asio::execution::outstanding_work.tracked)) work_;
+};
+
+}  // namespace
+
+template <class R, class Fn>
+awaitable<R> SqlStore::write(Fn fn) {
+  auto initiate = [this](auto handler, Fn f) {
+    writer_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler)));
+  };
+  return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
+      std::move(initiate), asio::use_awaitable, std::move(fn));
+}
+
+template <class R, class Fn>
+awaitable<R> SqlStore::read(Fn fn) {
+  auto initiate = [this](auto handler, Fn f) {
+    readers_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler)));
+  };
+  return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
+      std::move(initiate), asio::use_awaitable, std::move(fn));
+}
+
+SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)) {
+  ConnectionOptions co{options_.target, options_.sqlite_synchronous};
+  auto first = std::make_unique<Connection>(co);
+  apply_migrations(*first);
+  Connector connect = [co] { return std::make_unique<Connection>(co); };
+  writer_ = std::make_unique<Writer>(connect, std::move(first),
+                                     static_cast<std::size_t>(options_.group_commit_max_batch),
+                                     std::chrono::microseconds(options_.group_commit_max_wait_us));
+  readers_ = std::make_unique<Readers>(connect, std::max(1, options_.pool_size - 1));
+}
+
+SqlStore::~SqlStore() { close(); }
+
+void SqlStore::close() {
+  if (writer_) writer_->stop();
+  if (readers_) readers_->stop();
+}
+
+double SqlStore::operations_per_commit() const {
+  auto commits = writer_->stats().commits.load();
+  return commits == 0 ? 0.0 : static_cast<double>(writer_->stats().jobs.load()) / commits;
+}
+
+awaitable<std::vector<Inserted>> SqlStore::messages_insert(InsertParams p) {
+  return write<std::vector<Inserted>>([p = std::move(p)](Operations& ops) { return ops.insert(p); });
+}
+
+awaitable<std::vector<Message>> SqlStore::messages_list(ListParams p) {
+  return read<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.list(p); });
+}
+
+awaitable<std::optional<Message>> SqlStore::message_find(std::string queue, MessageId id) {
+  return read<std::optional<Message>>(
+      [queue = std::move(queue), id](Operations& ops) { return ops.find(queue, id); });
+}
+
+awaitable<std::vector<Message>> SqlStore::messages_claim(ClaimParams p) {
+  return write<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.claim(p); });
+}
+
+awaitable<Result<Message>> SqlStore::message_update(UpdateParams p) {
+  return write<Result<Message>>([p = std::move(p)](Operations& ops) { return ops.update(p); });
+}
+
+awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<UpdateParams> p) {
+  return write<std::vector<Result<Message>>>([p = std::move(p)](Operations& ops) {
+    std::vector<Result<Message>> out;
+    out.reserve(p.size());
+    for (const auto& item : p) out.push_back(ops.update(item));
+    return out;
+  });
+}
+
+awaitable<std::vector<Message>> SqlStore::messages_reap_expired(ReapParams p) {
+  return write<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.reap(p); });
+}
+
+awaitable<std::vector<AttemptRecord>> SqlStore::attempts_list(std::string, MessageId id) {
+  return read<std::vector<AttemptRecord>>([id](Operations& ops) { return ops.attempts(id); });
+}
+
+awaitable<Schedule> SqlStore::schedule_peek(TimeMs now) {
+  return read<Schedule>([now](Operations& ops) { return ops.schedule(now); });
+}
+
+awaitable<bool> SqlStore::ping() {
+  return read<bool>([](Operations& ops) { return ops.schema_current(); });
+}
+
+}  // namespace dlq::store

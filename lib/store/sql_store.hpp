@@ -1,0 +1,58 @@
+// The Store on SOCI: SQLite (one file, WAL) or PostgreSQL, chosen by the database URL. Writes go
+// to the group-committing Writer, queries to the Readers; callers co_await the results, which
+// come back on the caller's own executor.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "config/database_url.hpp"
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+class Writer;
+class Readers;
+
+struct SqlStoreOptions {
+  DatabaseTarget target;
+  std::string sqlite_synchronous = "full";
+  int pool_size = 4;  // connections: one writer, the rest readers (at least one)
+  int group_commit_max_batch = 256;
+  int group_commit_max_wait_us = 0;
+};
+
+class SqlStore final : public Store {
+ public:
+  // Connects, applies pending migrations, starts the store threads. Throws when the database
+  // cannot be reached or migrated.
+  explicit SqlStore(SqlStoreOptions options);
+  ~SqlStore() override;
+
+  awaitable<std::vector<Inserted>> messages_insert(InsertParams p) override;
+  awaitable<std::vector<Message>> messages_list(ListParams p) override;
+  awaitable<std::optional<Message>> message_find(std::string queue, MessageId id) override;
+  awaitable<std::vector<Message>> messages_claim(ClaimParams p) override;
+  awaitable<Result<Message>> message_update(UpdateParams p) override;
+  awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) override;
+  awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
+  awaitable<std::vector<AttemptRecord>> attempts_list(std::string queue, MessageId id) override;
+  awaitable<Schedule> schedule_peek(TimeMs now) override;
+  awaitable<bool> ping() override;
+  void close() override;
+
+  // Average operations per commit since start (group commit at work).
+  double operations_per_commit() const;
+
+ private:
+  template <class R, class Fn>
+  awaitable<R> write(Fn fn);
+  template <class R, class Fn>
+  awaitable<R> read(Fn fn);
+
+  SqlStoreOptions options_;
+  std::unique_ptr<Writer> writer_;
+  std::unique_ptr<Readers> readers_;
+};
+
+}  // namespace dlq::store

@@ -1,0 +1,120 @@
+// The Store interface: every queue operation dlq performs on its database, one params struct
+// each, results as domain structs. Operations are awaited by the core; the implementation runs
+// them on its own threads (never on the I/O threads) and commits writes in groups. Expected
+// outcomes come back as values; faults (a database that went away) are thrown.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+
+#include "model/error.hpp"
+#include "model/message.hpp"
+
+namespace dlq::store {
+
+template <class T>
+using awaitable = boost::asio::awaitable<T>;
+
+struct NewMessage {
+  std::string payload;
+  int max_retries = 3;
+  int priority = 0;
+  std::optional<std::string> job_type;
+  std::optional<std::string> idempotency_key;
+  std::optional<TimeMs> run_at;  // first claimable time (stored as retry_after)
+};
+
+struct InsertParams {
+  std::string queue;
+  std::vector<NewMessage> messages;  // inserted in order, in one transaction
+  TimeMs now = 0;
+};
+
+struct Inserted {
+  Message message;
+  bool created = true;  // false: an in-flight or succeeded holder of the idempotency key
+};
+
+struct ListParams {
+  std::string queue;
+  std::optional<Status> status;
+  int limit = 20;
+  int offset = 0;
+};
+
+struct ClaimParams {
+  std::string queue;
+  TimeMs now = 0;
+  int max = 1;
+  TimeMs lease_expires_at = 0;
+  std::string lease_token;  // 128 random bits, hex; each message's lease_id is token-id
+  std::optional<std::string> worker;
+  std::vector<std::string> job_types;  // empty: any
+};
+
+// Facts about other rows that a transition may need, loaded in the same transaction.
+struct Related {
+  // Statuses of the other messages of this queue that share the message's idempotency key.
+  std::vector<Status> key_holders;
+};
+
+// The outcome of a read-modify-write: the message as it must become, plus history to append.
+struct Change {
+  Message next;
+  std::vector<AttemptRecord> history;
+};
+
+using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;
+
+struct UpdateParams {
+  std::string queue;
+  MessageId id = 0;
+  Decide decide;  // called inside the transaction, with the row locked
+  bool load_key_holders = false;
+  bool dry_run = false;  // compute and return the result, write nothing
+};
+
+struct ReapParams {
+  TimeMs now = 0;
+  int limit = 100;
+  std::function<Change(const Message& expired)> decide;
+};
+
+// When the timers must next look at the database.
+struct Schedule {
+  std::optional<TimeMs> next_due;           // earliest retry_after still in the future
+  std::optional<TimeMs> next_lease_expiry;  // earliest lease_expires_at of a processing message
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  virtual awaitable<std::vector<Inserted>> messages_insert(InsertParams p) = 0;
+  virtual awaitable<std::vector<Message>> messages_list(ListParams p) = 0;
+  virtual awaitable<std::optional<Message>> message_find(std::string queue, MessageId id) = 0;
+  // Atomically moves up to `max` due pending messages to processing and returns them in claim
+  // order (priority, then created_at, then id).
+  virtual awaitable<std::vector<Message>> messages_claim(ClaimParams p) = 0;
+  // Reads the message under a lock, lets `decide` compute the transition, writes it. A message
+  // that does not exist (or lives in another queue) is Errc::message_not_found.
+  virtual awaitable<Result<Message>> message_update(UpdateParams p) = 0;
+  // Several independent updates in one store job (batch ack); each has its own outcome.
+  virtual awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) = 0;
+  // Applies `decide` to processing messages whose lease expired at or before `now`.
+  virtual awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) = 0;
+  virtual awaitable<std::vector<AttemptRecord>> attempts_list(std::string queue, MessageId id) = 0;
+  virtual awaitable<Schedule> schedule_peek(TimeMs now) = 0;
+  // True when the database answers and its schema is current.
+  virtual awaitable<bool> ping() = 0;
+
+  // Finishes queued work, then closes every connection. Operations after close throw.
+  virtual void close() = 0;
+};
+
+}  // namespace dlq::store

@@ -1,0 +1,253 @@
+#include "store/workers.hpp"
+
+#include "model/error.hpp"
+#include "model/logging.hpp"
+#include "store/connection.hpp"
+#include "store/operations.hpp"
+
+namespace dlq::store {
+namespace {
+
+std::exception_ptr as_store_fault(const char* context) {
+  try {
+    rethrow_database_error(context);
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+std::string describe(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& ex) {
+    return ex.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+bool open_session(Session& s, const Connector& connect, std::exception_ptr& error) {
+  if (s.connection) return true;
+  try {
+    s.connection = connect();
+    s.ops = std::make_unique<Operations>(*s.connection);
+    return true;
+  } catch (...) {
+    s.ops.reset();
+    s.connection.reset();
+    error = std::current_exception();
+    log::warn("database connection failed", {{"error", describe(error)}});
+    return false;
+  }
+}
+
+void close_if_broken(Session& s) {
+  if (s.connection && s.connection->broken()) {
+    log::warn("database connection lost; reconnecting on next use");
+    s.ops.reset();
+    s.connection.reset();
+  }
+}
+
+}  // namespace
+
+Session::~Session() {
+  ops.reset();  // statements before the session they were prepared on
+  connection.reset();
+}
+
+Writer::Writer(Connector connect, std::unique_ptr<Connection> first, std::size_t max_batch,
+               std::chrono::microseconds max_wait)
+    : connect_(std::move(connect)), max_batch_(max_batch), max_wait_(max_wait) {
+  if (first) {
+    session_.connection = std::move(first);
+    session_.ops = std::make_unique<Operations>(*session_.connection);
+  }
+  thread_ = std::thread([this] { loop(); });
+}
+
+Writer::~Writer() { stop(); }
+
+void Writer::submit(std::unique_ptr<StoreJob> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queue_.push_back(std::move(job));
+      cv_.notify_one();
+      return;
+    }
+  }
+  job->complete(std::make_exception_ptr(ShuttingDown()));
+}
+
+void Writer::stop() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && !thread_.joinable()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Writer::loop() {
+  std::vector<std::unique_ptr<StoreJob>> batch;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping and drained
+      if (max_wait_.count() > 0 && queue_.size() < max_batch_ && !stopping_) {
+        // Optional: trade a little latency for fuller groups.
+        cv_.wait_for(lock, max_wait_, [this] { return stopping_ || queue_.size() >= max_batch_; });
+      }
+      while (!queue_.empty() && batch.size() < max_batch_) {
+        batch.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+    }
+    run_batch(batch);
+    batch.clear();
+  }
+}
+
+bool Writer::ensure_session(std::exception_ptr& error) {
+  return open_session(session_, connect_, error);
+}
+
+void Writer::drop_session_if_broken() { close_if_broken(session_); }
+
+void Writer::run_batch(std::vector<std::unique_ptr<StoreJob>>& batch) {
+  std::exception_ptr error;
+  if (!ensure_session(error)) {
+    for (auto& job : batch) job->complete(error);
+    return;
+  }
+  stats_.jobs += batch.size();
+  if (batch.size() == 1) {
+    run_alone(*batch.front());
+    return;
+  }
+  std::exception_ptr commit_error;
+  if (run_together(batch, commit_error)) {
+    for (auto& job : batch) job->complete(commit_error);
+    return;
+  }
+  // One job threw: its neighbours must not pay for it. Each runs again, alone.
+  for (auto& job : batch) {
+    if (!ensure_session(error)) {
+      job->complete(error);
+      continue;
+    }
+    run_alone(*job);
+  }
+}
+
+// Runs the whole group in one transaction. Returns false when a job threw (the transaction is
+// rolled back and nothing of the group is applied); true otherwise, with commit_error set when
+// the commit itself failed (then nothing is applied either, and every job gets that error).
+bool Writer::run_together(std::vector<std::unique_ptr<StoreJob>>& batch,
+                          std::exception_ptr& commit_error) {
+  Connection& c = *session_.connection;
+  try {
+    c.begin_write();
+  } catch (...) {
+    commit_error = as_store_fault("beginning a transaction");
+    drop_session_if_broken();
+    return true;
+  }
+  for (auto& job : batch) {
+    try {
+      job->run(*session_.ops);
+    } catch (...) {
+      c.rollback();
+      drop_session_if_broken();
+      return false;
+    }
+  }
+  try {
+    c.commit();
+    ++stats_.commits;
+  } catch (...) {
+    commit_error = as_store_fault("committing");
+    c.rollback();
+    drop_session_if_broken();
+  }
+  return true;
+}
+
+void Writer::run_alone(StoreJob& job) {
+  Connection& c = *session_.connection;
+  std::exception_ptr error;
+  try {
+    c.begin_write();
+    try {
+      job.run(*session_.ops);
+    } catch (...) {
+      c.rollback();
+      throw;
+    }
+    c.commit();
+    ++stats_.commits;
+  } catch (...) {
+    error = as_store_fault("running a write");
+    c.rollback();
+    drop_session_if_broken();
+  }
+  job.complete(error);
+}
+
+Readers::Readers(Connector connect, int threads) : connect_(std::move(connect)) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { loop(); });
+}
+
+Readers::~Readers() { stop(); }
+
+void Readers::submit(std::unique_ptr<StoreJob> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!stopping_) {
+      queue_.push_back(std::move(job));
+      cv_.notify_one();
+      return;
+    }
+  }
+  job->complete(std::make_exception_ptr(ShuttingDown()));
+}
+
+void Readers::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void Readers::loop() {
+  Session session;
+  for (;;) {
+    std::unique_ptr<StoreJob> job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    std::exception_ptr error;
+    if (open_session(session, connect_, error)) {
+      try {
+        job->run(*session.ops);
+      } catch (...) {
+        error = as_store_fault("running a query");
+        close_if_broken(session);
+      }
+    }
+    job->complete(error);
+  }
+}
+
+}  // namespace dlq::store

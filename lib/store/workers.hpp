@@ -1,0 +1,94 @@
+// The store's own threads. Writer: one thread and one connection that applies write jobs in
+// groups — every job that queued up while the previous commit ran shares the next transaction
+// (one fsync), and each job learns its outcome only after that commit. Readers: a few threads
+// with their own connections for queries. Neither ever runs on an I/O thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace dlq::store {
+
+class Connection;
+class Operations;
+
+class StoreJob {
+ public:
+  virtual ~StoreJob() = default;
+  // Does the job's database work. May run twice: if a neighbour in its group throws, the group
+  // is rolled back and every job runs again in a transaction of its own.
+  virtual void run(Operations& ops) = 0;
+  // Called exactly once, after the commit (error null) or with the fault that stopped it.
+  virtual void complete(std::exception_ptr error) = 0;
+};
+
+// A connection with the operations prepared on it; replaced when it breaks.
+struct Session {
+  std::unique_ptr<Connection> connection;
+  std::unique_ptr<Operations> ops;
+  ~Session();
+};
+using Connector = std::function<std::unique_ptr<Connection>()>;
+
+struct WriterStats {
+  std::atomic<std::uint64_t> commits{0};
+  std::atomic<std::uint64_t> jobs{0};
+};
+
+class Writer {
+ public:
+  Writer(Connector connect, std::unique_ptr<Connection> first, std::size_t max_batch,
+         std::chrono::microseconds max_wait);
+  ~Writer();
+  void submit(std::unique_ptr<StoreJob> job);
+  // Runs what is queued, then stops the thread. Later submissions fail at once.
+  void stop();
+  const WriterStats& stats() const { return stats_; }
+
+ private:
+  void loop();
+  void run_batch(std::vector<std::unique_ptr<StoreJob>>& batch);
+  bool run_together(std::vector<std::unique_ptr<StoreJob>>& batch, std::exception_ptr& commit_error);
+  void run_alone(StoreJob& job);
+  bool ensure_session(std::exception_ptr& error);
+  void drop_session_if_broken();
+
+  Connector connect_;
+  Session session_;
+  std::size_t max_batch_;
+  std::chrono::microseconds max_wait_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<StoreJob>> queue_;
+  bool stopping_ = false;
+  WriterStats stats_;
+  std::thread thread_;
+};
+
+class Readers {
+ public:
+  Readers(Connector connect, int threads);
+  ~Readers();
+  void submit(std::unique_ptr<StoreJob> job);
+  void stop();
+
+ private:
+  void loop();
+
+  Connector connect_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<StoreJob>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace dlq::store

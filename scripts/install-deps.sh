@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package dlq needs to build, test and run. run.sh, test.sh, bench.sh
+# and the Dockerfile all call this one script so that their package lists cannot drift apart.
+set -euo pipefail
+
+packages=(
+  g++ cmake make ca-certificates pkg-config
+  libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
+  libsoci-dev libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev
+)
+if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
+  packages+=(postgresql sqlite3 curl python3)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -q
+$sudo apt-get install -y -q --no-install-recommends --no-upgrade "${missing[@]}"
