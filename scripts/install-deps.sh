@@ -3,13 +3,22 @@
 # and the Dockerfile all call this one script so that their package lists cannot drift apart.
 set -euo pipefail
 
-packages=(
-  g++ cmake make ca-certificates pkg-config
-  libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
-  libsoci-dev libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev
-)
+# DLQ_RUNTIME_ONLY=1: only the shared libraries dlqd links (the Docker runtime image).
+# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl).
+if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
+  packages=(
+    libboost-json1.81.0 libboost-program-options1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
+    libsoci-postgresql4.0 libspdlog1.10 libfmt9 libpq5 libsqlite3-0
+  )
+else
+  packages=(
+    g++ cmake make ca-certificates
+    libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
+    libsoci-dev libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev
+  )
+fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
-  packages+=(postgresql sqlite3 curl python3)
+  packages+=(postgresql sqlite3 curl)
 fi
 
 missing=()

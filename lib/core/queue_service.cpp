@@ -81,6 +81,10 @@ void QueueService::shutdown() {
   });
 }
 
+void QueueService::clock_moved() {
+  asio::post(strand_, [this] { wake_timer_.cancel(); });
+}
+
 // ---- announcements (any thread) -> strand ----------------------------------------------------
 
 void QueueService::announce_ready(const std::string& queue,
@@ -174,8 +178,10 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
                                                               std::shared_ptr<ClaimCancel> cancel) {
   const QueuePolicy& policy = config_.policy_for(cmd.queue);
   TimeMs visibility = cmd.visibility_ms.value_or(seconds_to_ms(policy.visibility_timeout));
-  const auto started = steady_clock::now();
-  const auto deadline = started + std::chrono::milliseconds(cmd.wait_ms);
+  const auto deadline = steady_clock::now() + std::chrono::milliseconds(cmd.wait_ms);
+  // Later attempts run at the clock's time, shifted like the first: a pinned X-Now runs on from
+  // its instant as the clock moves, a request without X-Now simply follows the clock.
+  const TimeMs clock_offset = now - clock_.now();
 
   // Leaves no waiter and no claim state behind, however the claim ends (answer, timeout,
   // cancel, store fault).
@@ -204,9 +210,7 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
   for (;;) {
     if (stopping_ || (cancel && cancel->cancelled)) break;
     std::uint64_t generation = claims_[cmd.queue].generation;
-    TimeMs elapsed =
-        std::chrono::duration_cast<std::chrono::milliseconds>(steady_clock::now() - started).count();
-    TimeMs at = now + elapsed;  // a pinned X-Now runs on from its instant in real time
+    TimeMs at = clock_.now() + clock_offset;
     store::ClaimParams params{cmd.queue,    at,         cmd.max,      at + visibility,
                               random_hex(16), cmd.worker, cmd.job_types};
     claimed = co_await store_.messages_claim(std::move(params));

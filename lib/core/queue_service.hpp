@@ -56,6 +56,8 @@ class QueueService {
   void start();
   // Thread-safe. Wakes every parked claimer (they answer empty) and stops the timers.
   void shutdown();
+  // Thread-safe. The clock jumped (tests move a ManualClock): re-evaluate the timers now.
+  void clock_moved();
 
   awaitable<std::vector<store::Inserted>> enqueue(std::string queue,
                                                   std::vector<store::NewMessage> messages,

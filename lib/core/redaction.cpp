@@ -69,7 +69,14 @@ std::string escape_regex(const std::string& s) {
 }  // namespace
 
 Redactor::Redactor(const std::vector<std::string>& fields) {
-  for (const auto& f : fields) fields_.push_back(lower(f));
+  for (const auto& f : fields) {
+    fields_.push_back(lower(f));
+    // The value after "field=" or "field: ", unless it is already a mask or an auth scheme
+    // whose credential the Bearer/Basic pattern masks.
+    text_patterns_.emplace_back("(\"?" + escape_regex(fields_.back()) +
+                                    "\"?\\s*[:=]\\s*\"?)(?!\\*\\*\\*|Bearer\\b|Basic\\b)[^\\s\"&,;}]+",
+                                std::regex::icase);
+  }
 }
 
 std::string Redactor::payload(const std::string& payload) const {
@@ -88,11 +95,7 @@ std::string Redactor::text(const std::string& text) const {
   if (fields_.empty() || text.empty()) return text;
   static const std::regex bearer(R"((Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+)", std::regex::icase);
   std::string out = std::regex_replace(text, bearer, "$1 ***");
-  for (const auto& f : fields_) {
-    std::regex pair("(\"?" + escape_regex(f) + "\"?\\s*[:=]\\s*\"?)[^\\s\"&,;}]+",
-                    std::regex::icase);
-    out = std::regex_replace(out, pair, "$1***");
-  }
+  for (const auto& pattern : text_patterns_) out = std::regex_replace(out, pattern, "$1***");
   return out;
 }
 

@@ -3,6 +3,7 @@
 // edited payload that still carries "***" keeps the original value there.
 #pragma once
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ class Redactor {
 
  private:
   std::vector<std::string> fields_;  // lower case
+  std::vector<std::regex> text_patterns_;  // one per field, compiled once
 };
 
 }  // namespace dlq::core

@@ -6,6 +6,7 @@
 #include <soci/sqlite3/soci-sqlite3.h>
 
 #include "model/error.hpp"
+#include "model/logging.hpp"
 
 namespace dlq::store {
 namespace {
@@ -43,6 +44,16 @@ Connection::Connection(ConnectionOptions options)
       execute("PRAGMA foreign_keys=OFF");
       execute("PRAGMA temp_store=MEMORY");
     } else {
+      // Server notices ("relation already exists, skipping") go to the log, not to stderr.
+      auto* backend = static_cast<soci::postgresql_session_backend*>(session_.get_backend());
+      PQsetNoticeProcessor(
+          backend->conn_,
+          [](void*, const char* message) {
+            std::string text(message);
+            while (!text.empty() && text.back() == '\n') text.pop_back();
+            log::debug("postgresql notice", {{"message", text}});
+          },
+          nullptr);
       execute("SET statement_timeout = '30s'");
       execute("SET lock_timeout = '10s'");
       // An idle-in-transaction session would hold snapshots that slow every claim.

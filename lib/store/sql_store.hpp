@@ -15,7 +15,7 @@ class Writer;
 class Readers;
 
 struct SqlStoreOptions {
-  DatabaseTarget target;
+  DatabaseTarget target{DatabaseTarget::Backend::sqlite, {}, {}};
   std::string sqlite_synchronous = "full";
   int pool_size = 4;  // connections: one writer, the rest readers (at least one)
   int group_commit_max_batch = 256;

@@ -170,7 +170,6 @@ bool Writer::run_together(std::vector<std::unique_ptr<StoreJob>>& batch,
     ++stats_.commits;
   } catch (...) {
     commit_error = as_store_fault("committing");
-    c.rollback();
     drop_session_if_broken();
   }
   return true;
@@ -179,19 +178,17 @@ bool Writer::run_together(std::vector<std::unique_ptr<StoreJob>>& batch,
 void Writer::run_alone(StoreJob& job) {
   Connection& c = *session_.connection;
   std::exception_ptr error;
+  bool in_transaction = false;
   try {
     c.begin_write();
-    try {
-      job.run(*session_.ops);
-    } catch (...) {
-      c.rollback();
-      throw;
-    }
+    in_transaction = true;
+    job.run(*session_.ops);
+    in_transaction = false;  // a failed COMMIT ends the transaction too
     c.commit();
     ++stats_.commits;
   } catch (...) {
     error = as_store_fault("running a write");
-    c.rollback();
+    if (in_transaction) c.rollback();
     drop_session_if_broken();
   }
   job.complete(error);

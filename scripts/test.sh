@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
+# -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
+# ASan+UBSan and runs the unit and integration suites on SQLite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+jobs="${JOBS:-2}"
+DLQ_INSTALL_TEST_TOOLS=1 scripts/install-deps.sh
+
+echo "== Release build (-Werror)"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DDLQ_WERROR=ON -DDLQ_BUILD_TESTS=ON >/dev/null
+cmake --build build/release -j"$jobs"
+
+echo "== PostgreSQL for the tests"
+trap 'scripts/pg-cluster.sh stop' EXIT
+DLQ_TEST_PG_URL="$(scripts/pg-cluster.sh start)"
+export DLQ_TEST_PG_URL
+
+echo "== Release suites (SQLite and PostgreSQL)"
+ctest --test-dir build/release --output-on-failure --timeout 900
+
+echo "== ASan+UBSan build"
+cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
+  -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests
+
+echo "== Sanitized suites (SQLite)"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite)$'
+
+echo "== All tests passed"

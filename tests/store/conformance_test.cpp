@@ -1,0 +1,412 @@
+// One suite, every backend: what the Store promises, checked against the real database.
+#include <boost/test/unit_test.hpp>
+
+#include <set>
+#include <thread>
+
+#include "core/transitions.hpp"
+#include "store/store_fixture.hpp"
+
+using namespace dlq;
+using namespace dlq::test;
+namespace asio = boost::asio;
+
+namespace {
+
+const TimeMs T = 4102444800000;  // 2100-01-01
+
+store::ClaimParams claim_params(const std::string& queue, TimeMs now, int max = 1) {
+  store::ClaimParams p;
+  p.queue = queue;
+  p.now = now;
+  p.max = max;
+  p.lease_expires_at = now + 30000;
+  p.lease_token = "0123456789abcdef0123456789abcdef";
+  p.worker = "w1";
+  return p;
+}
+
+store::UpdateParams succeed_params(const std::string& queue, MessageId id, TimeMs now) {
+  store::UpdateParams p;
+  p.queue = queue;
+  p.id = id;
+  p.decide = [now](const Message& m, const store::Related&) {
+    return core::succeed(m, std::nullopt, now);
+  };
+  return p;
+}
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(store_conformance, StoreFixture)
+
+BOOST_AUTO_TEST_CASE(insert_stores_a_pending_message) {
+  store::NewMessage extra;
+  extra.max_retries = 7;
+  extra.priority = 4;
+  extra.job_type = "email";
+  Message m = insert("q", "payload \xE2\x82\xAC", T, extra);
+  BOOST_TEST(m.id > 0);
+  BOOST_TEST(m.queue == "q");
+  BOOST_TEST(m.payload == "payload \xE2\x82\xAC");
+  BOOST_TEST(to_string(m.status) == "pending");
+  BOOST_TEST(m.max_retries == 7);
+  BOOST_TEST(m.priority == 4);
+  BOOST_TEST(*m.job_type == "email");
+  BOOST_TEST(m.created_at == T);
+  BOOST_TEST(m.updated_at == T);
+  BOOST_TEST(!m.retry_after.has_value());
+  Message second = insert("q", "b", T);
+  BOOST_TEST(second.id > m.id);
+  auto found = wait(store->message_find("q", m.id));
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(found->payload == m.payload);
+  BOOST_TEST(!wait(store->message_find("other", m.id)).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(ids_beyond_32_bits_round_trip) {
+  Message m = insert("q", "x", T);
+  store::UpdateParams p = succeed_params("q", m.id, T);
+  // Times beyond 2^31 ms (every real time) must not be truncated either.
+  BOOST_TEST(m.created_at == T);
+  BOOST_TEST(wait(store->message_find("q", m.id))->created_at == T);
+}
+
+BOOST_AUTO_TEST_CASE(batch_insert_keeps_input_order_and_deduplicates_by_key) {
+  store::InsertParams p{"q", {}, T};
+  for (const char* key : {"a", "b", "a"}) {
+    store::NewMessage n;
+    n.payload = key;
+    n.idempotency_key = key;
+    p.messages.push_back(n);
+  }
+  auto out = wait(store->messages_insert(p));
+  BOOST_REQUIRE_EQUAL(out.size(), 3u);
+  BOOST_TEST(out[0].created);
+  BOOST_TEST(out[1].created);
+  BOOST_TEST(!out[2].created);
+  BOOST_TEST(out[2].message.id == out[0].message.id);
+}
+
+BOOST_AUTO_TEST_CASE(idempotency_key_holders) {
+  store::NewMessage keyed;
+  keyed.idempotency_key = "k";
+  Message first = insert("q", "one", T, keyed);
+  // In flight (pending, then processing): the same message comes back.
+  BOOST_TEST(insert("q", "two", T, keyed).id == first.id);
+  wait(store->messages_claim(claim_params("q", T)));
+  BOOST_TEST(insert("q", "two", T, keyed).id == first.id);
+  // The same key in another queue is another message.
+  BOOST_TEST(insert("other", "x", T, keyed).id != first.id);
+  // Succeeded: still returned.
+  BOOST_TEST(wait(store->message_update(succeed_params("q", first.id, T))).has_value());
+  BOOST_TEST(insert("q", "three", T, keyed).id == first.id);
+}
+
+BOOST_AUTO_TEST_CASE(a_key_held_only_by_dead_messages_is_free_again) {
+  store::NewMessage keyed;
+  keyed.idempotency_key = "k";
+  keyed.max_retries = 1;
+  Message first = insert("q", "one", T, keyed);
+  wait(store->messages_claim(claim_params("q", T)));
+  store::UpdateParams fail;
+  fail.queue = "q";
+  fail.id = first.id;
+  fail.decide = [](const Message& m, const store::Related&) {
+    return core::fail(m, {}, QueuePolicy{}, T, [] { return 0.0; });
+  };
+  auto dead = wait(store->message_update(fail));
+  BOOST_TEST(to_string(dead->status) == "dead");
+  Message fresh = insert("q", "two", T, keyed);
+  BOOST_TEST(fresh.id != first.id);
+  BOOST_TEST(fresh.payload == "two");
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_inserts_with_one_key_create_one_message_across_nodes) {
+  auto other = open_another();
+  asio::io_context ioc2;
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::set<MessageId> ids;
+  for (int node = 0; node < 2; ++node) {
+    threads.emplace_back([&, node] {
+      asio::io_context local;
+      store::SqlStore& s = node == 0 ? *store : *other;
+      for (int i = 0; i < 20; ++i) {
+        store::NewMessage n;
+        n.payload = "x";
+        n.idempotency_key = "same";
+        store::InsertParams p{"q", {n}, T};
+        auto f = asio::co_spawn(local, s.messages_insert(p), asio::use_future);
+        local.restart();
+        while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) local.run_one();
+        std::lock_guard lock(mu);
+        ids.insert(f.get().at(0).message.id);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  BOOST_TEST(ids.size() == 1u);
+  other->close();
+}
+
+BOOST_AUTO_TEST_CASE(list_orders_by_created_at_then_id_and_filters) {
+  Message late = insert("q", "late", T + 5);
+  Message early = insert("q", "early", T + 1);
+  Message tie = insert("q", "tie", T + 1);
+  insert("other", "x", T);
+  store::ListParams all;
+  all.queue = "q";
+  auto list = wait(store->messages_list(all));
+  BOOST_REQUIRE_EQUAL(list.size(), 3u);
+  BOOST_TEST(list[0].id == early.id);
+  BOOST_TEST(list[1].id == tie.id);
+  BOOST_TEST(list[2].id == late.id);
+  store::ListParams page = all;
+  page.limit = 1;
+  page.offset = 2;
+  BOOST_TEST(wait(store->messages_list(page)).at(0).id == late.id);
+  wait(store->messages_claim(claim_params("q", T + 10)));
+  store::ListParams processing = all;
+  processing.status = Status::processing;
+  auto only = wait(store->messages_list(processing));
+  BOOST_REQUIRE_EQUAL(only.size(), 1u);
+  BOOST_TEST(only[0].id == early.id);
+}
+
+BOOST_AUTO_TEST_CASE(claim_takes_priority_then_fifo_and_sets_the_lease) {
+  Message low_old = insert("q", "low old", T);
+  store::NewMessage high;
+  high.priority = 9;
+  Message high_new = insert("q", "high new", T + 10, high);
+  Message low_new = insert("q", "low new", T + 5);
+  auto first = wait(store->messages_claim(claim_params("q", T + 20)));
+  BOOST_REQUIRE_EQUAL(first.size(), 1u);
+  BOOST_TEST(first[0].id == high_new.id);
+  BOOST_TEST(to_string(first[0].status) == "processing");
+  BOOST_TEST(*first[0].lease_id == "0123456789abcdef0123456789abcdef-" + std::to_string(high_new.id));
+  BOOST_TEST(*first[0].lease_expires_at == T + 20 + 30000);
+  BOOST_TEST(first[0].attempts == 1);
+  BOOST_TEST(*first[0].first_attempt_at == T + 20);
+  BOOST_TEST(*first[0].worker == "w1");
+  auto rest = wait(store->messages_claim(claim_params("q", T + 20, 5)));
+  BOOST_REQUIRE_EQUAL(rest.size(), 2u);
+  BOOST_TEST(rest[0].id == low_old.id);
+  BOOST_TEST(rest[1].id == low_new.id);
+  BOOST_TEST(wait(store->messages_claim(claim_params("q", T + 20))).empty());
+}
+
+BOOST_AUTO_TEST_CASE(claim_respects_retry_after_and_job_types) {
+  store::NewMessage later;
+  later.run_at = T + 1000;
+  Message scheduled = insert("q", "later", T, later);
+  store::NewMessage typed;
+  typed.job_type = "sms";
+  Message sms = insert("q", "sms", T, typed);
+  auto p = claim_params("q", T + 999);
+  p.job_types = {"email"};
+  BOOST_TEST(wait(store->messages_claim(p)).empty());
+  p.job_types = {"email", "sms"};
+  auto got = wait(store->messages_claim(p));
+  BOOST_REQUIRE_EQUAL(got.size(), 1u);
+  BOOST_TEST(got[0].id == sms.id);
+  BOOST_TEST(wait(store->messages_claim(claim_params("q", T + 999))).empty());
+  auto due = wait(store->messages_claim(claim_params("q", T + 1000)));
+  BOOST_REQUIRE_EQUAL(due.size(), 1u);
+  BOOST_TEST(due[0].id == scheduled.id);
+}
+
+BOOST_AUTO_TEST_CASE(two_nodes_claiming_at_once_never_share_a_message) {
+  for (int i = 0; i < 300; ++i) insert("q", std::to_string(i), T);
+  auto other = open_another();
+  std::mutex mu;
+  std::multiset<MessageId> seen;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      asio::io_context local;
+      store::SqlStore& s = t % 2 == 0 ? *store : *other;
+      for (;;) {
+        auto f = asio::co_spawn(local, s.messages_claim(claim_params("q", T, 3)), asio::use_future);
+        local.restart();
+        while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) local.run_one();
+        auto got = f.get();
+        if (got.empty()) return;
+        std::lock_guard lock(mu);
+        for (const auto& m : got) seen.insert(m.id);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  BOOST_TEST(seen.size() == 300u);
+  BOOST_TEST(std::set<MessageId>(seen.begin(), seen.end()).size() == 300u);
+  other->close();
+}
+
+BOOST_AUTO_TEST_CASE(update_applies_the_decision_or_changes_nothing) {
+  Message m = insert("q", "x", T);
+  auto refused = wait(store->message_update(succeed_params("q", m.id, T)));
+  BOOST_TEST(!refused.has_value());
+  BOOST_TEST((refused.error().code == Errc::invalid_state));
+  BOOST_TEST(wait(store->message_find("q", m.id))->updated_at == T);
+
+  auto missing = wait(store->message_update(succeed_params("q", m.id + 1000, T)));
+  BOOST_TEST((missing.error().code == Errc::message_not_found));
+  auto wrong_queue = wait(store->message_update(succeed_params("other", m.id, T)));
+  BOOST_TEST((wrong_queue.error().code == Errc::message_not_found));
+
+  wait(store->messages_claim(claim_params("q", T)));
+  store::UpdateParams dry = succeed_params("q", m.id, T + 5);
+  dry.dry_run = true;
+  auto preview = wait(store->message_update(dry));
+  BOOST_TEST(to_string(preview->status) == "succeeded");
+  BOOST_TEST(to_string(wait(store->message_find("q", m.id))->status) == "processing");
+
+  auto done = wait(store->message_update(succeed_params("q", m.id, T + 5)));
+  BOOST_TEST(to_string(done->status) == "succeeded");
+  auto stored = wait(store->message_find("q", m.id));
+  BOOST_TEST(to_string(stored->status) == "succeeded");
+  BOOST_TEST(stored->updated_at == T + 5);
+  BOOST_TEST(!stored->lease_id.has_value());
+  auto history = wait(store->attempts_list("q", m.id));
+  BOOST_REQUIRE_EQUAL(history.size(), 1u);
+  BOOST_TEST(to_string(history[0].outcome) == "succeeded");
+  BOOST_TEST(*history[0].claimed_at == T);
+  BOOST_TEST(history[0].finished_at == T + 5);
+  BOOST_TEST(*history[0].worker == "w1");
+}
+
+BOOST_AUTO_TEST_CASE(replay_sees_the_other_holders_of_its_key) {
+  store::NewMessage keyed;
+  keyed.idempotency_key = "k";
+  keyed.max_retries = 1;
+  Message first = insert("q", "one", T, keyed);
+  wait(store->messages_claim(claim_params("q", T)));
+  store::UpdateParams fail;
+  fail.queue = "q";
+  fail.id = first.id;
+  fail.decide = [](const Message& m, const store::Related&) {
+    return core::fail(m, {}, QueuePolicy{}, T, [] { return 0.0; });
+  };
+  wait(store->message_update(fail));
+  Message second = insert("q", "two", T, keyed);  // key free again: a new in-flight holder
+  store::UpdateParams replay;
+  replay.queue = "q";
+  replay.id = first.id;
+  replay.load_key_holders = true;
+  replay.decide = [](const Message& m, const store::Related& r) {
+    return core::replay(m, r, {}, T);
+  };
+  auto blocked = wait(store->message_update(replay));
+  BOOST_TEST((blocked.error().code == Errc::idempotency_conflict));
+  wait(store->messages_claim(claim_params("q", T)));
+  wait(store->message_update(succeed_params("q", second.id, T)));
+  auto after_success = wait(store->message_update(replay));
+  BOOST_TEST((after_success.error().code == Errc::already_succeeded));
+}
+
+BOOST_AUTO_TEST_CASE(reap_applies_the_decision_to_expired_leases_only) {
+  Message a = insert("q", "a", T);
+  Message b = insert("q", "b", T);
+  auto early = claim_params("q", T);
+  early.lease_expires_at = T + 1000;
+  wait(store->messages_claim(early));
+  auto late = claim_params("q", T);
+  late.lease_expires_at = T + 5000;
+  wait(store->messages_claim(late));
+  store::ReapParams p;
+  p.now = T + 1000;
+  p.decide = [](const Message& m) {
+    return core::expire_lease(m, QueuePolicy{}, T + 1000, [] { return 0.0; });
+  };
+  auto reaped = wait(store->messages_reap_expired(p));
+  BOOST_REQUIRE_EQUAL(reaped.size(), 1u);
+  BOOST_TEST(reaped[0].id == a.id);
+  BOOST_TEST(to_string(reaped[0].status) == "pending");
+  BOOST_TEST(to_string(wait(store->message_find("q", b.id))->status) == "processing");
+  auto history = wait(store->attempts_list("q", a.id));
+  BOOST_TEST(to_string(history.at(0).outcome) == "lease_expired");
+}
+
+BOOST_AUTO_TEST_CASE(schedule_reports_the_next_due_time_and_lease_expiry) {
+  auto empty = wait(store->schedule_peek(T));
+  BOOST_TEST(!empty.next_due.has_value());
+  BOOST_TEST(!empty.next_lease_expiry.has_value());
+  store::NewMessage later;
+  later.run_at = T + 7000;
+  insert("q", "later", T, later);
+  insert("q", "now", T);
+  wait(store->messages_claim(claim_params("q", T)));
+  auto s = wait(store->schedule_peek(T));
+  BOOST_TEST(*s.next_due == T + 7000);
+  BOOST_TEST(*s.next_lease_expiry == T + 30000);
+  BOOST_TEST(!wait(store->schedule_peek(T + 7000)).next_due.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_writes_share_commits_and_all_land) {
+  constexpr int kWrites = 400;
+  std::vector<std::future<std::vector<store::Inserted>>> futures;
+  for (int i = 0; i < kWrites; ++i) {
+    store::NewMessage n;
+    n.payload = std::to_string(i);
+    store::InsertParams p{"q", {n}, T};
+    futures.push_back(asio::co_spawn(ioc, store->messages_insert(p), asio::use_future));
+  }
+  ioc.restart();
+  for (auto& f : futures) {
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    BOOST_TEST(f.get().at(0).created);
+  }
+  store::ListParams all;
+  all.queue = "q";
+  all.limit = 100;
+  all.offset = kWrites - 100;
+  BOOST_TEST(wait(store->messages_list(all)).size() == 100u);
+  BOOST_TEST(store->operations_per_commit() > 1.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_operation_does_not_fail_its_neighbours) {
+  std::vector<Message> messages;
+  for (int i = 0; i < 50; ++i) messages.push_back(insert("q", std::to_string(i), T));
+  wait(store->messages_claim(claim_params("q", T, 50)));
+  std::vector<std::future<Result<Message>>> futures;
+  for (int i = 0; i < 50; ++i) {
+    store::UpdateParams p = succeed_params("q", messages[i].id, T + 1);
+    if (i % 10 == 3) {
+      // A fault in the middle of a group (a bug, a constraint): it alone must fail.
+      p.decide = [](const Message&, const store::Related&) -> Result<store::Change> {
+        throw std::runtime_error("injected fault");
+      };
+    }
+    futures.push_back(asio::co_spawn(ioc, store->message_update(p), asio::use_future));
+  }
+  ioc.restart();
+  int ok = 0, faults = 0;
+  for (auto& f : futures) {
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    try {
+      if (f.get().has_value()) ++ok;
+    } catch (const std::runtime_error&) {
+      ++faults;
+    }
+  }
+  BOOST_TEST(ok == 45);
+  BOOST_TEST(faults == 5);
+  store::ListParams done;
+  done.queue = "q";
+  done.status = Status::succeeded;
+  done.limit = 100;
+  BOOST_TEST(wait(store->messages_list(done)).size() == 45u);
+}
+
+BOOST_AUTO_TEST_CASE(reopening_applies_no_migration_twice) {
+  insert("q", "kept", T);
+  store->close();
+  store = open_another();
+  BOOST_TEST(wait(store->ping()));
+  store::ListParams all;
+  all.queue = "q";
+  BOOST_TEST(wait(store->messages_list(all)).size() == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,42 @@
+// A fresh store per test on the backend under test, and a way to wait for its awaitables from
+// plain test code.
+#pragma once
+
+#include <future>
+#include <memory>
+#include <string>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include "store/sql_store.hpp"
+#include "support/temp_dir.hpp"
+
+namespace dlq::test {
+
+struct StoreFixture {
+  StoreFixture();
+  ~StoreFixture();
+
+  // Another store (another dlqd node) on the same database.
+  std::unique_ptr<store::SqlStore> open_another() const;
+
+  template <class T>
+  T wait(boost::asio::awaitable<T> a) {
+    auto f = boost::asio::co_spawn(ioc, std::move(a), boost::asio::use_future);
+    ioc.restart();
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    return f.get();
+  }
+
+  Message insert(const std::string& queue, const std::string& payload, TimeMs now,
+                 store::NewMessage extra = {});
+
+  TempDir dir;
+  std::string url;
+  boost::asio::io_context ioc;
+  std::unique_ptr<store::SqlStore> store;
+};
+
+}  // namespace dlq::test

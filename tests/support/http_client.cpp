@@ -1,0 +1,119 @@
+#include "support/http_client.hpp"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+namespace dlq::test {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using asio::ip::tcp;
+
+namespace {
+
+void set_timeout(tcp::socket& s, int ms) {
+  timeval tv{ms / 1000, (ms % 1000) * 1000};
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+}  // namespace
+
+boost::json::value HttpResponse::json() const { return boost::json::parse(body); }
+
+std::string HttpResponse::header(const std::string& lower_name) const {
+  auto it = headers.find(lower_name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+std::string str(const boost::json::value& v, std::string_view key) {
+  const auto& member = v.as_object().at(key);
+  return member.is_string() ? std::string(member.get_string()) : boost::json::serialize(member);
+}
+
+struct HttpClient::Impl {
+  explicit Impl(unsigned short port) : port(port) {}
+
+  void connect() {
+    socket = std::make_unique<tcp::socket>(ioc);
+    socket->connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), port));
+    socket->set_option(tcp::no_delay(true));
+    set_timeout(*socket, 90000);  // longer than the longest long-poll (60 s)
+    buffer.clear();
+  }
+
+  asio::io_context ioc;
+  unsigned short port;
+  std::unique_ptr<tcp::socket> socket;
+  beast::flat_buffer buffer;
+};
+
+HttpClient::HttpClient(unsigned short port) : impl_(std::make_unique<Impl>(port)) {}
+
+HttpClient::~HttpClient() = default;
+
+HttpResponse HttpClient::request(std::string_view method, std::string_view target,
+                                 std::string_view body, const Headers& headers) {
+  if (!impl_->socket || !impl_->socket->is_open()) impl_->connect();
+  bhttp::request<bhttp::string_body> req;
+  req.method_string(method);
+  req.target(target);
+  req.version(11);
+  req.set(bhttp::field::host, "127.0.0.1");
+  for (const auto& [k, v] : headers) req.set(k, v);
+  if (!body.empty()) {
+    req.set(bhttp::field::content_type, "application/json");
+    req.body() = std::string(body);
+  }
+  req.prepare_payload();
+  bhttp::write(*impl_->socket, req);
+
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(64 * 1024 * 1024);
+  if (method == "HEAD") parser.skip(true);
+  bhttp::read(*impl_->socket, impl_->buffer, parser);
+  auto& res = parser.get();
+
+  HttpResponse out;
+  out.status = static_cast<int>(res.result_int());
+  for (const auto& field : res) {
+    std::string name(field.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.headers[name] = std::string(field.value());
+  }
+  out.body = std::move(res.body());
+  if (!res.keep_alive()) {
+    beast::error_code ec;
+    impl_->socket->close(ec);
+  }
+  return out;
+}
+
+HttpResponse HttpClient::post(std::string_view target, const boost::json::value& body,
+                              const Headers& headers) {
+  return request("POST", target, boost::json::serialize(body), headers);
+}
+
+std::string HttpClient::raw(std::string_view bytes, int timeout_ms) {
+  tcp::socket s(impl_->ioc);
+  s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), impl_->port));
+  set_timeout(s, timeout_ms);
+  asio::write(s, asio::buffer(bytes.data(), bytes.size()));
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    boost::system::error_code ec;
+    std::size_t n = s.read_some(asio::buffer(buf), ec);
+    if (ec) break;
+    out.append(buf, n);
+  }
+  return out;
+}
+
+}  // namespace dlq::test

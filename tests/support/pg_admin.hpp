@@ -1,0 +1,20 @@
+// The test side of PostgreSQL: which backend a suite runs on (DLQ_TEST_BACKEND) and fresh,
+// isolated databases on the throwaway server scripts/test.sh starts (DLQ_TEST_PG_URL). A test
+// that needs PostgreSQL and cannot reach it throws: it fails, it never passes quietly.
+#pragma once
+
+#include <string>
+
+namespace dlq::test {
+
+enum class Backend { sqlite, postgresql };
+Backend test_backend();
+
+// postgresql://user@host:port/postgres — from DLQ_TEST_PG_URL; throws when unset.
+std::string pg_admin_url();
+// Creates an empty database with a unique name; returns its URL.
+std::string create_pg_database(const std::string& prefix);
+// Runs one SQL command against the admin database (throws on failure).
+void pg_admin_exec(const std::string& sql);
+
+}  // namespace dlq::test

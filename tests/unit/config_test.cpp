@@ -1,0 +1,106 @@
+#include <boost/test/unit_test.hpp>
+
+#include "config/config.hpp"
+#include "config/database_url.hpp"
+
+using namespace dlq;
+
+namespace {
+
+std::string config_error(const char* text) {
+  try {
+    parse_config(text);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(config)
+
+BOOST_AUTO_TEST_CASE(empty_document_gives_the_documented_defaults) {
+  Config c = parse_config("{}");
+  BOOST_TEST(c.listen == "127.0.0.1:8080");
+  BOOST_TEST(c.database.url == "sqlite:data/dlq.db");
+  BOOST_TEST((c.database.sqlite_synchronous == "full"));
+  BOOST_TEST(c.limits.max_body_bytes == 1048576);
+  BOOST_TEST(c.limits.max_payload_bytes == 262144);
+  BOOST_TEST(c.defaults.max_retries == 3);
+  BOOST_TEST(c.defaults.visibility_timeout == 30);
+  BOOST_TEST(c.defaults.backoff.initial_seconds == 2);
+  BOOST_TEST(c.defaults.non_retryable.size() == 3u);
+  BOOST_TEST(!c.testing.allow_clock_override);
+  BOOST_TEST(c.redaction.fields.size() == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(comments_trailing_commas_and_fractional_durations) {
+  Config c = parse_config(R"(
+    // a comment
+    {
+      "limits": { "idle_timeout_seconds": 2.5, },  /* block */
+      "defaults": { "backoff": { "initial_seconds": 0.1 } },
+    })");
+  BOOST_TEST(c.limits.idle_timeout_seconds == 2.5);
+  BOOST_TEST(c.defaults.backoff.initial_seconds == 0.1);
+}
+
+BOOST_AUTO_TEST_CASE(errors_name_the_key) {
+  BOOST_TEST(config_error(R"({"limts": {}})").find("\"limts\": unknown key") != std::string::npos);
+  BOOST_TEST(config_error(R"({"limits": {"max_body_bytes": "1"}})").find("limits.max_body_bytes") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"defaults": {"backoff": {"multiplier": 0}}})")
+                 .find("defaults.backoff.multiplier") != std::string::npos);
+  BOOST_TEST(config_error(R"({"database": {"url": "mysql://x"}})").find("database.url") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"queues": {"bad name": {}}})").find("queues.bad name") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"defaults": {"non_retryable": ["nope"]}})").find("nope") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"listen": "nowhere"})").find("listen") != std::string::npos);
+  BOOST_TEST(config_error("[]").find("object") != std::string::npos);
+  // Every problem is reported, not just the first.
+  std::string both = config_error(R"({"threads": -1, "log": {"level": "loud"}})");
+  BOOST_TEST(both.find("threads") != std::string::npos);
+  BOOST_TEST(both.find("log.level") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(documented_keys_of_unbuilt_features_are_refused) {
+  BOOST_TEST(config_error(R"({"alerts": {}})").find("not supported yet") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(queue_overrides_merge_over_defaults) {
+  Config c = parse_config(R"({"defaults": {"max_retries": 4, "visibility_timeout": 10},
+                               "queues": {"emails": {"max_retries": 5,
+                                                     "non_retryable": ["auth"]}}})");
+  BOOST_TEST(c.policy_for("emails").max_retries == 5);
+  BOOST_TEST(c.policy_for("emails").visibility_timeout == 10);
+  BOOST_TEST(c.policy_for("emails").non_retryable.size() == 1u);
+  BOOST_TEST(c.policy_for("other").max_retries == 4);
+}
+
+BOOST_AUTO_TEST_CASE(printed_config_reads_back_the_same) {
+  Config c = parse_config(R"({"threads": 3, "queues": {"q": {"max_retries": 9}},
+                               "redaction": {"fields": ["pin"]}})");
+  Config again = parse_config(print_config(c));
+  BOOST_TEST(again.threads == 3);
+  BOOST_TEST(again.policy_for("q").max_retries == 9);
+  BOOST_TEST(again.redaction.fields == std::vector<std::string>{"pin"});
+}
+
+BOOST_AUTO_TEST_CASE(database_urls) {
+  auto sqlite = parse_database_url("sqlite:data/dlq.db");
+  BOOST_TEST((sqlite.backend == DatabaseTarget::Backend::sqlite));
+  BOOST_TEST(sqlite.sqlite_path == "data/dlq.db");
+  auto pg = parse_database_url("postgresql://dlq:s%20cret@db.local:5433/queue?sslmode=disable");
+  BOOST_TEST((pg.backend == DatabaseTarget::Backend::postgresql));
+  BOOST_TEST(pg.libpq_conninfo ==
+             "host='db.local' port='5433' dbname='queue' user='dlq' password='s cret' sslmode='disable'");
+  auto minimal = parse_database_url("postgres://localhost/db");
+  BOOST_TEST(minimal.libpq_conninfo == "host='localhost' dbname='db'");
+  BOOST_CHECK_THROW(parse_database_url("sqlite:"), ConfigError);
+  BOOST_CHECK_THROW(parse_database_url("postgresql://h:port/db"), ConfigError);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

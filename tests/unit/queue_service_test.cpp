@@ -1,0 +1,211 @@
+// The QueueService on a real SQLite store with a ManualClock: the reaper and the due-time timer
+// are driven by moving the clock, not by waiting for real leases to run out.
+#include <boost/test/unit_test.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/detached.hpp>
+
+#include "core/queue_service.hpp"
+#include "store/sql_store.hpp"
+#include "support/temp_dir.hpp"
+
+namespace asio = boost::asio;
+using namespace dlq;
+using namespace dlq::core;
+
+namespace {
+
+const TimeMs kStart = 4102444800000;  // 2100-01-01: far from the real clock
+
+struct Harness {
+  test::TempDir dir;
+  Config config;
+  ManualClock clock{kStart};
+  asio::io_context ioc;
+  std::unique_ptr<store::SqlStore> store;
+  std::unique_ptr<QueueService> service;
+
+  Harness() {
+    config.defaults.backoff.jitter_seconds = 0;
+    store::SqlStoreOptions o;
+    o.target = parse_database_url("sqlite:" + dir.file("t.db"));
+    store = std::make_unique<store::SqlStore>(o);
+    service = std::make_unique<QueueService>(ioc.get_executor(), *store, config, clock);
+    service->start();
+  }
+  ~Harness() { store->close(); }
+
+  // Runs `body` to completion on the io_context, then stops the service.
+  template <class F>
+  void run(F body) {
+    std::exception_ptr failure;
+    auto wrapped = [this, body]() -> asio::awaitable<void> {
+      co_await body(*this);
+      service->shutdown();
+    };
+    asio::co_spawn(ioc, wrapped(), [&failure, this](std::exception_ptr e) {
+      failure = e;
+      if (e) service->shutdown();
+    });
+    ioc.run();
+    if (failure) std::rethrow_exception(failure);
+  }
+
+  asio::awaitable<void> sleep_ms(int ms) {
+    asio::steady_timer t(ioc, std::chrono::milliseconds(ms));
+    co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+
+  // Polls until the message reaches `status` (the timer works in the background), or gives up.
+  asio::awaitable<Message> await_status(const std::string& queue, MessageId id, Status status) {
+    for (int i = 0; i < 300; ++i) {
+      auto m = co_await service->find(queue, id);
+      if (m && m->status == status) co_return *m;
+      co_await sleep_ms(10);
+    }
+    throw std::runtime_error("message never reached status " + std::string(to_string(status)));
+  }
+
+  asio::awaitable<MessageId> enqueue(const std::string& queue) {
+    store::NewMessage m;
+    m.payload = "p";
+    std::vector<store::NewMessage> list{m};
+    auto inserted = co_await service->enqueue(queue, std::move(list), clock.now());
+    co_return inserted.at(0).message.id;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(queue_service)
+
+BOOST_AUTO_TEST_CASE(reaper_returns_an_expired_lease_after_backoff) {
+  Harness h;
+  h.run([](Harness& h) -> asio::awaitable<void> {
+    MessageId id = co_await h.enqueue("q");
+    ClaimCommand cmd;
+    cmd.queue = "q";
+    auto claimed = co_await h.service->claim(cmd, h.clock.now());
+    BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
+    BOOST_TEST(*claimed[0].lease_expires_at == kStart + 30000);
+    co_await h.sleep_ms(50);
+    auto still = co_await h.service->find("q", id);
+    BOOST_TEST(to_string(still->status) == "processing");  // the lease still holds
+
+    h.clock.advance(30001);
+    h.service->clock_moved();
+    Message m = co_await h.await_status("q", id, Status::pending);
+    BOOST_TEST(m.lease_expiries == 1);
+    BOOST_TEST(m.retry_count == 0);
+    BOOST_TEST(*m.last_error == "lease expired");
+    BOOST_TEST(*m.retry_after == kStart + 30000 + 2000);
+    auto history = co_await h.service->attempts("q", id);
+    BOOST_TEST(to_string(history->at(0).outcome) == "lease_expired");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(poison_message_goes_dead_after_max_lease_expiries) {
+  Harness h;
+  h.run([](Harness& h) -> asio::awaitable<void> {
+    MessageId id = co_await h.enqueue("q");
+    for (int i = 1; i <= 3; ++i) {
+      ClaimCommand cmd;
+      cmd.queue = "q";
+      auto claimed = co_await h.service->claim(cmd, h.clock.now());
+      BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
+      h.clock.advance(31000);
+      h.service->clock_moved();
+      Status expected = i < 3 ? Status::pending : Status::dead;
+      Message m = co_await h.await_status("q", id, expected);
+      BOOST_TEST(m.lease_expiries == i);
+      h.clock.advance(10 * 60 * 1000);  // past any backoff
+    }
+    auto dead = co_await h.service->find("q", id);
+    BOOST_TEST(to_string(*dead->dead_reason) == "lease_expired");
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_parked_claim_wakes_when_retry_after_passes) {
+  Harness h;
+  h.run([](Harness& h) -> asio::awaitable<void> {
+    MessageId id = co_await h.enqueue("q");
+    ClaimCommand cmd;
+    cmd.queue = "q";
+    auto claimed = co_await h.service->claim(cmd, h.clock.now());
+    FailInput in;
+    auto failed = co_await h.service->fail("q", id, in, h.clock.now());
+    BOOST_TEST(*failed->retry_after == kStart + 2000);
+
+    // Park a claimer (waits up to 10 s of real time), then move the clock past retry_after.
+    ClaimCommand waiting = cmd;
+    waiting.wait_ms = 10000;
+    auto started = std::chrono::steady_clock::now();
+    auto mover = [&h]() -> asio::awaitable<void> {
+      co_await h.sleep_ms(100);
+      h.clock.advance(2000);
+      h.service->clock_moved();
+    };
+    asio::co_spawn(h.ioc, mover(), asio::detached);
+    auto woke = co_await h.service->claim(waiting, h.clock.now());
+    BOOST_REQUIRE_EQUAL(woke.size(), 1u);
+    BOOST_TEST(woke[0].id == id);
+    BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_parked_claim_wakes_on_enqueue_and_times_out_empty) {
+  Harness h;
+  h.run([](Harness& h) -> asio::awaitable<void> {
+    ClaimCommand cmd;
+    cmd.queue = "q";
+    cmd.wait_ms = 300;
+    auto started = std::chrono::steady_clock::now();
+    auto none = co_await h.service->claim(cmd, h.clock.now());
+    auto waited = std::chrono::steady_clock::now() - started;
+    BOOST_TEST(none.empty());
+    BOOST_TEST((waited >= std::chrono::milliseconds(290)));
+    BOOST_TEST((waited < std::chrono::seconds(3)));
+
+    cmd.wait_ms = 10000;
+    auto producer = [&h]() -> asio::awaitable<void> {
+      co_await h.sleep_ms(100);
+      co_await h.enqueue("q");
+    };
+    asio::co_spawn(h.ioc, producer(), asio::detached);
+    started = std::chrono::steady_clock::now();
+    auto got = co_await h.service->claim(cmd, h.clock.now());
+    BOOST_TEST(got.size() == 1u);
+    BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
+  });
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_claim_leaves_no_waiter_and_takes_nothing) {
+  Harness h;
+  h.run([](Harness& h) -> asio::awaitable<void> {
+    ClaimCommand cmd;
+    cmd.queue = "q";
+    cmd.wait_ms = 10000;
+    auto cancel = std::make_shared<ClaimCancel>();
+    auto canceller = [&h, cancel]() -> asio::awaitable<void> {
+      co_await h.sleep_ms(100);
+      h.service->cancel_claim(cancel);
+    };
+    asio::co_spawn(h.ioc, canceller(), asio::detached);
+    auto started = std::chrono::steady_clock::now();
+    auto got = co_await h.service->claim(cmd, h.clock.now(), cancel);
+    BOOST_TEST(got.empty());
+    BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(3)));
+    // The next enqueue is not swallowed by a ghost waiter: it is still claimable.
+    MessageId id = co_await h.enqueue("q");
+    cmd.wait_ms = 0;
+    auto next = co_await h.service->claim(cmd, h.clock.now());
+    BOOST_REQUIRE_EQUAL(next.size(), 1u);
+    BOOST_TEST(next[0].id == id);
+  });
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,259 @@
+#include <boost/test/unit_test.hpp>
+
+#include "core/transitions.hpp"
+
+using namespace dlq;
+using namespace dlq::core;
+
+namespace {
+
+const TimeMs kNow = 4102444800000;  // 2100-01-01
+const UnitRandom kNoJitter = [] { return 0.0; };
+
+Message processing(int retry_count = 0, int max_retries = 3) {
+  Message m;
+  m.id = 7;
+  m.queue = "q";
+  m.payload = "p";
+  m.status = Status::processing;
+  m.retry_count = retry_count;
+  m.max_retries = max_retries;
+  m.attempts = retry_count + 1;
+  m.last_attempt_at = kNow - 1000;
+  m.lease_id = "lease-7";
+  m.lease_expires_at = kNow + 30000;
+  m.worker = "w1";
+  m.created_at = m.updated_at = m.life_started_at = kNow - 60000;
+  return m;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(transitions)
+
+BOOST_AUTO_TEST_CASE(succeed_from_processing_records_the_attempt) {
+  auto r = succeed(processing(), std::nullopt, kNow);
+  BOOST_REQUIRE(r.has_value());
+  BOOST_TEST(to_string(r->next.status) == "succeeded");
+  BOOST_TEST(r->next.updated_at == kNow);
+  BOOST_TEST(!r->next.lease_id.has_value());
+  BOOST_TEST(!r->next.lease_expires_at.has_value());
+  BOOST_REQUIRE_EQUAL(r->history.size(), 1u);
+  BOOST_TEST(to_string(r->history[0].outcome) == "succeeded");
+  BOOST_TEST(*r->history[0].claimed_at == kNow - 1000);
+  BOOST_TEST(*r->history[0].worker == "w1");
+}
+
+BOOST_AUTO_TEST_CASE(succeed_refuses_other_states_and_stale_leases) {
+  Message m = processing();
+  m.status = Status::pending;
+  m.lease_id.reset();
+  auto r = succeed(m, std::nullopt, kNow);
+  BOOST_TEST(!r.has_value());
+  BOOST_TEST((r.error().code == Errc::invalid_state));
+  BOOST_TEST(r.error().message == "only processing messages can succeed");
+  auto stale = succeed(processing(), std::string("someone-else"), kNow);
+  BOOST_TEST((stale.error().code == Errc::lease_lost));
+  // A lease_id on a message that holds none is lost too, whatever the status.
+  auto none = succeed(m, std::string("lease-7"), kNow);
+  BOOST_TEST((none.error().code == Errc::lease_lost));
+  BOOST_TEST(succeed(processing(), std::string("lease-7"), kNow).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(fail_backs_off_then_goes_dead_when_retries_run_out) {
+  QueuePolicy policy;
+  FailInput in;
+  in.error = "boom";
+  auto first = fail(processing(0, 3), in, policy, kNow, kNoJitter);
+  BOOST_TEST(to_string(first->next.status) == "pending");
+  BOOST_TEST(first->next.retry_count == 1);
+  BOOST_TEST(*first->next.retry_after == kNow + 2000);
+  BOOST_TEST(*first->next.last_error == "boom");
+  BOOST_TEST(to_string(*first->next.error_class) == "unknown");
+  auto second = fail(processing(1, 3), in, policy, kNow, kNoJitter);
+  BOOST_TEST(*second->next.retry_after == kNow + 4000);
+  auto third = fail(processing(2, 3), in, policy, kNow, kNoJitter);
+  BOOST_TEST(to_string(third->next.status) == "dead");
+  BOOST_TEST(third->next.retry_count == 3);
+  BOOST_TEST(!third->next.retry_after.has_value());
+  BOOST_TEST(to_string(*third->next.dead_reason) == "retries_exhausted");
+  BOOST_TEST(*third->next.dead_at == kNow);
+  BOOST_TEST(to_string(third->history.at(0).outcome) == "failed");
+  BOOST_TEST(*third->history.at(0).error == "boom");
+}
+
+BOOST_AUTO_TEST_CASE(non_retryable_classes_go_dead_at_once) {
+  QueuePolicy policy;
+  for (auto cls : {ErrorClass::invalid_input, ErrorClass::not_found, ErrorClass::auth}) {
+    FailInput in;
+    in.error_class = cls;
+    auto r = fail(processing(0, 5), in, policy, kNow, kNoJitter);
+    BOOST_TEST(to_string(r->next.status) == "dead");
+    BOOST_TEST(to_string(*r->next.dead_reason) == "non_retryable");
+    BOOST_TEST(r->next.retry_count == 1);
+  }
+  for (auto cls : {ErrorClass::transient, ErrorClass::throttled, ErrorClass::timeout,
+                   ErrorClass::unknown}) {
+    FailInput in;
+    in.error_class = cls;
+    BOOST_TEST(to_string(fail(processing(0, 5), in, policy, kNow, kNoJitter)->next.status) == "pending");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(an_explicit_retryable_wins_over_the_class) {
+  QueuePolicy policy;
+  FailInput in;
+  in.error_class = ErrorClass::auth;
+  in.retryable = true;
+  BOOST_TEST(to_string(fail(processing(0, 5), in, policy, kNow, kNoJitter)->next.status) == "pending");
+  FailInput transient;
+  transient.error_class = ErrorClass::transient;
+  transient.retryable = false;
+  auto r = fail(processing(0, 5), transient, policy, kNow, kNoJitter);
+  BOOST_TEST(to_string(*r->next.dead_reason) == "non_retryable");
+}
+
+BOOST_AUTO_TEST_CASE(a_queue_list_of_non_retryable_classes_replaces_the_default) {
+  QueuePolicy policy;
+  policy.non_retryable = {ErrorClass::throttled};
+  FailInput auth;
+  auth.error_class = ErrorClass::auth;
+  BOOST_TEST(to_string(fail(processing(0, 5), auth, policy, kNow, kNoJitter)->next.status) == "pending");
+  FailInput throttled;
+  throttled.error_class = ErrorClass::throttled;
+  BOOST_TEST(to_string(fail(processing(0, 5), throttled, policy, kNow, kNoJitter)->next.status) == "dead");
+}
+
+BOOST_AUTO_TEST_CASE(retry_in_replaces_the_computed_backoff) {
+  QueuePolicy policy;
+  FailInput in;
+  in.retry_in_seconds = 60;
+  auto r = fail(processing(2, 5), in, policy, kNow, kNoJitter);
+  BOOST_TEST(*r->next.retry_after == kNow + 60000);
+}
+
+BOOST_AUTO_TEST_CASE(retry_window_sends_late_retries_to_dead) {
+  QueuePolicy policy;
+  policy.retry_window_seconds = 65;  // life started 60 s before kNow: the window ends at +5 s
+  FailInput in;
+  auto first = fail(processing(0, 5), in, policy, kNow, kNoJitter);  // due at +2 s
+  BOOST_TEST(to_string(first->next.status) == "pending");
+  auto second = fail(processing(1, 5), in, policy, kNow, kNoJitter);  // due at +4 s
+  BOOST_TEST(to_string(second->next.status) == "pending");
+  auto late = fail(processing(2, 5), in, policy, kNow, kNoJitter);  // due at +8 s: too late
+  BOOST_TEST(to_string(late->next.status) == "dead");
+  BOOST_TEST(to_string(*late->next.dead_reason) == "retry_window_exceeded");
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_survives_failure) {
+  QueuePolicy policy;
+  FailInput in;
+  in.checkpoint = "email_sent";
+  auto r = fail(processing(), in, policy, kNow, kNoJitter);
+  BOOST_TEST(*r->next.checkpoint == "email_sent");
+  FailInput without;
+  Message m = r->next;
+  m.status = Status::processing;
+  m.lease_id = "x";
+  BOOST_TEST(*fail(m, without, policy, kNow, kNoJitter)->next.checkpoint == "email_sent");
+}
+
+BOOST_AUTO_TEST_CASE(replay_starts_a_new_life) {
+  QueuePolicy policy;
+  FailInput in;
+  in.error_class = ErrorClass::invalid_input;
+  in.checkpoint = "half";
+  Message dead = fail(processing(1, 3), in, policy, kNow, kNoJitter)->next;
+  dead.lease_expiries = 2;
+  ReplayInput replay_in;
+  replay_in.reason = "fixed the data";
+  auto r = replay(dead, {}, replay_in, kNow + 5000);
+  BOOST_REQUIRE(r.has_value());
+  const Message& n = r->next;
+  BOOST_TEST(to_string(n.status) == "pending");
+  BOOST_TEST(n.retry_count == 0);
+  BOOST_TEST(n.lease_expiries == 0);
+  BOOST_TEST(!n.last_error.has_value());
+  BOOST_TEST(!n.retry_after.has_value());
+  BOOST_TEST(!n.error_class.has_value());
+  BOOST_TEST(!n.dead_reason.has_value());
+  BOOST_TEST(!n.dead_at.has_value());
+  BOOST_TEST(n.replay_count == 1);
+  BOOST_TEST(n.life_started_at == kNow + 5000);
+  BOOST_TEST(*n.checkpoint == "half");
+  BOOST_TEST(n.max_retries == 3);
+  BOOST_TEST(to_string(r->history.at(0).outcome) == "replayed");
+  BOOST_TEST(*r->history.at(0).reason == "fixed the data");
+}
+
+BOOST_AUTO_TEST_CASE(replay_guards) {
+  Message pending = processing();
+  pending.status = Status::pending;
+  BOOST_TEST(replay(pending, {}, {}, kNow).error().message == "only dead messages can be replayed");
+  Message dismissed = processing();
+  dismissed.status = Status::dismissed;
+  BOOST_TEST((replay(dismissed, {}, {}, kNow).error().code == Errc::invalid_state));
+  ReplayInput force;
+  force.force = true;
+  BOOST_TEST(replay(dismissed, {}, force, kNow).has_value());
+
+  Message dead = processing();
+  dead.status = Status::dead;
+  store::Related in_flight{{Status::pending}};
+  BOOST_TEST((replay(dead, in_flight, force, kNow).error().code == Errc::idempotency_conflict));
+  store::Related done{{Status::succeeded, Status::dead}};
+  BOOST_TEST((replay(dead, done, {}, kNow).error().code == Errc::already_succeeded));
+  BOOST_TEST(replay(dead, done, force, kNow).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(replay_with_an_edited_payload_keeps_the_previous_one_in_history) {
+  Message dead = processing();
+  dead.status = Status::dead;
+  ReplayInput in;
+  in.payload = "fixed";
+  auto r = replay(dead, {}, in, kNow);
+  BOOST_TEST(r->next.payload == "fixed");
+  BOOST_TEST(*r->history.at(0).previous_payload == "p");
+}
+
+BOOST_AUTO_TEST_CASE(extend_and_release_need_the_current_lease) {
+  auto e = extend(processing(), "lease-7", kNow + 90000, std::string("step2"), kNow);
+  BOOST_TEST(*e->next.lease_expires_at == kNow + 90000);
+  BOOST_TEST(*e->next.checkpoint == "step2");
+  BOOST_TEST((extend(processing(), "old", kNow, std::nullopt, kNow).error().code == Errc::lease_lost));
+
+  auto r = release(processing(2, 5), "lease-7", kNow + 10000, kNow);
+  BOOST_TEST(to_string(r->next.status) == "pending");
+  BOOST_TEST(r->next.retry_count == 2);
+  BOOST_TEST(*r->next.retry_after == kNow + 10000);
+  BOOST_TEST(!r->next.lease_id.has_value());
+  BOOST_TEST(to_string(r->history.at(0).outcome) == "released");
+  BOOST_TEST((release(processing(), "old", std::nullopt, kNow).error().code == Errc::lease_lost));
+}
+
+BOOST_AUTO_TEST_CASE(lease_expiry_backs_off_and_poison_goes_dead) {
+  QueuePolicy policy;  // max_lease_expiries 3
+  Message m = processing(1, 5);
+  auto first = expire_lease(m, policy, kNow, kNoJitter);
+  BOOST_TEST(to_string(first.next.status) == "pending");
+  BOOST_TEST(first.next.lease_expiries == 1);
+  BOOST_TEST(first.next.retry_count == 1);
+  BOOST_TEST(*first.next.retry_after == kNow + 30000 + 2000);  // expiry + backoff(1)
+  BOOST_TEST(*first.next.last_error == "lease expired");
+  BOOST_TEST(to_string(first.history.at(0).outcome) == "lease_expired");
+  m.lease_expiries = 2;
+  auto third = expire_lease(m, policy, kNow, kNoJitter);
+  BOOST_TEST(to_string(third.next.status) == "dead");
+  BOOST_TEST(to_string(*third.next.dead_reason) == "lease_expired");
+}
+
+BOOST_AUTO_TEST_CASE(dismiss_only_dead) {
+  Message dead = processing();
+  dead.status = Status::dead;
+  auto r = dismiss(dead, std::string("won't fix"), std::nullopt, kNow);
+  BOOST_TEST(to_string(r->next.status) == "dismissed");
+  BOOST_TEST(dismiss(processing(), std::nullopt, std::nullopt, kNow).error().message ==
+             "only dead messages can be dismissed");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
