@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests and benchmarks: its own data folder under /tmp and
 # its own port, run as the postgres user when we are root (initdb and pg_ctl refuse root).
-#   scripts/pg-cluster.sh start   -> prints the admin URL (postgresql://postgres@127.0.0.1:PORT/postgres)
-#   scripts/pg-cluster.sh stop
+#   scripts/pg-cluster.sh start   -> a fresh cluster; prints the admin URL
+#                                    (postgresql://postgres@127.0.0.1:PORT/postgres)
+#   scripts/pg-cluster.sh stop    -> stops it (the data folder stays until the next start)
+#   scripts/pg-cluster.sh resume  -> starts the existing cluster again (outage tests)
 # DLQ_PG_PORT (default 55432) and DLQ_PG_DIR (default /tmp/dlq-pg-$DLQ_PG_PORT) override.
 set -euo pipefail
 
@@ -28,6 +30,17 @@ stop() {
   fi
 }
 
+run_server() {
+  # Tests: fsync off (their data is thrown away and they create many databases). Benchmarks set
+  # DLQ_PG_DURABLE=1: a figure that claims durability must pay for it.
+  local speed="-c fsync=off -c synchronous_commit=off"
+  if [ "${DLQ_PG_DURABLE:-0}" = 1 ]; then speed=""; fi
+  as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 \
+    -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $speed -c max_connections=300" \
+    start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
+  echo "postgresql://postgres@127.0.0.1:$port/postgres"
+}
+
 case "${1:-}" in
   start)
     stop  # a cluster left over from an earlier run
@@ -37,17 +50,16 @@ case "${1:-}" in
     if [ "$(id -u)" = 0 ]; then chown postgres:postgres "$dir"; fi
     as_owner "$bin/initdb" -D "$dir" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 -N >"$dir.initdb.log" 2>&1 \
       || { cat "$dir.initdb.log" >&2; exit 1; }
-    # fsync off: test data is thrown away, and the suites create many databases.
-    as_owner "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 30 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=300" \
-      start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
-    echo "postgresql://postgres@127.0.0.1:$port/postgres"
+    run_server
+    ;;
+  resume)
+    run_server
     ;;
   stop)
     stop
     ;;
   *)
-    echo "usage: $0 start|stop" >&2
+    echo "usage: $0 start|stop|resume" >&2
     exit 2
     ;;
 esac

@@ -1,6 +1,8 @@
 // dlqd: wiring only. config -> store -> core -> http -> run until SIGTERM/SIGINT, then the
 // phased shutdown: stop accepting, answer 503, wake long-pollers, let in-flight requests finish
 // within a grace period, close connections and the store, exit 0.
+#include <sys/resource.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -107,6 +109,12 @@ int run(const Options& options) {
     return 0;
   }
   dlq::log::setup(config.log.level, config.log.format);
+  // Every connection is a descriptor: use all the kernel allows us, not the shell's soft limit.
+  rlimit files{};
+  if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &files);
+  }
 
   dlq::store::SqlStoreOptions store_options{dlq::parse_database_url(config.database.url),
                                             config.database.sqlite_synchronous,

@@ -121,6 +121,8 @@ DatabaseTarget parse_database_url(const std::string& url) {
   add("user", user);
   add("password", password);
   ci += params;
+  // A database that does not answer must not hang requests: fail the connect after 5 s.
+  if (params.find(" connect_timeout=") == std::string::npos) ci += " connect_timeout='5'";
   return t;
 }
 

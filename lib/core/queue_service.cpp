@@ -68,6 +68,19 @@ QueueService::QueueService(asio::any_io_executor executor, store::Store& store,
 QueueService::~QueueService() = default;
 
 void QueueService::start() {
+  // Other nodes' changes (PostgreSQL): wake claimers here as if the change were local.
+  store_.subscribe_changes([this](const std::string& queue, TimeMs due) {
+    asio::post(strand_, [this, queue, due] {
+      if (queue.empty()) {
+        for (auto& [name, state] : claims_) ++state.generation;
+        waiters_.wake_one_per_queue();
+      } else if (due <= clock_.now()) {
+        on_ready(queue, std::nullopt, 1);
+      } else {
+        on_due(queue, due);
+      }
+    });
+  });
   asio::co_spawn(strand_, timer_loop(), [](std::exception_ptr e) {
     if (e) log::error("timer loop ended", {{"error", describe(e)}});
   });
@@ -335,6 +348,11 @@ awaitable<Result<std::vector<AttemptRecord>>> QueueService::attempts(std::string
   if (!found) co_return Error(Errc::message_not_found, "message not found");
   auto history = co_await store_.attempts_list(std::move(queue), id);
   co_return history;
+}
+
+awaitable<std::vector<store::QueueStats>> QueueService::stats(std::optional<std::string> queue,
+                                                             TimeMs now) {
+  co_return co_await store_.queue_stats(std::move(queue), now);
 }
 
 awaitable<bool> QueueService::ready() {

@@ -90,6 +90,7 @@ class QueueService {
                                      std::optional<std::string> reason,
                                      std::optional<std::string> actor, TimeMs now);
   awaitable<Result<std::vector<AttemptRecord>>> attempts(std::string queue, MessageId id);
+  awaitable<std::vector<store::QueueStats>> stats(std::optional<std::string> queue, TimeMs now);
   awaitable<bool> ready();
 
   const Config& config() const { return config_; }

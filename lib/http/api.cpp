@@ -29,6 +29,8 @@ Api::Api(core::QueueService& service, const Config& config, const std::atomic<bo
   router_.add("POST", "/queues/{queue}/messages/{id}/release", bind(&Api::release));
   router_.add("POST", "/queues/{queue}/messages/{id}/dismiss", bind(&Api::dismiss));
   router_.add("GET", "/queues/{queue}/messages/{id}/attempts", bind(&Api::attempts));
+  router_.add("GET", "/queues", bind(&Api::queues));
+  router_.add("GET", "/queues/{queue}/stats", bind(&Api::queue_stats));
   router_.add("GET", "/healthz", bind(&Api::healthz));
   router_.add("GET", "/readyz", bind(&Api::readyz));
 }
@@ -111,6 +113,25 @@ std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optio
   if (delay_ms) at = now + *delay_ms;
   if (at && *at <= now) at.reset();
   return at;
+}
+
+json::value age_seconds(const std::optional<TimeMs>& since, TimeMs now) {
+  if (!since) return nullptr;
+  return std::max<TimeMs>(0, now - *since) / kMillisPerSecond;
+}
+
+json::object stats_json(const store::QueueStats& s, TimeMs now) {
+  json::object o;
+  o["queue"] = s.queue;
+  o["ready"] = s.ready;
+  o["scheduled"] = s.scheduled;
+  o["processing"] = s.processing;
+  o["succeeded"] = s.succeeded;
+  o["dead"] = s.dead;
+  o["dismissed"] = s.dismissed;
+  o["oldest_ready_age_seconds"] = age_seconds(s.oldest_ready_since, now);
+  o["oldest_dead_age_seconds"] = age_seconds(s.oldest_dead_at, now);
+  return o;
 }
 
 json::value owner_json(const Message& m, const core::Redactor& r) {
@@ -498,6 +519,24 @@ Api::R Api::attempts(const Request& req, const RouteMatch& m) {
   body["attempts"] = std::move(items);
   body["count"] = count;
   co_return json_response(200, body);
+}
+
+Api::R Api::queues(const Request&, const RouteMatch&) {
+  TimeMs now = service_.clock().now();
+  auto all = co_await service_.stats(std::nullopt, now);
+  json::array items;
+  for (const auto& s : all) items.push_back(stats_json(s, now));
+  json::object body;
+  body["queues"] = std::move(items);
+  co_return json_response(200, body);
+}
+
+Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  TimeMs now = service_.clock().now();
+  auto one = co_await service_.stats(*queue, now);
+  co_return json_response(200, stats_json(one.at(0), now));
 }
 
 Api::R Api::healthz(const Request&, const RouteMatch&) {

@@ -35,6 +35,8 @@ class Api {
   R release(const Request& req, const RouteMatch& m);
   R dismiss(const Request& req, const RouteMatch& m);
   R attempts(const Request& req, const RouteMatch& m);
+  R queues(const Request& req, const RouteMatch& m);
+  R queue_stats(const Request& req, const RouteMatch& m);
   R healthz(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
 

@@ -30,8 +30,9 @@ Connection::Connection(ConnectionOptions options)
       session_([this]() {
         try {
           return open_session(options_);
-        } catch (const std::exception&) {
-          rethrow_database_error("connecting to the database");
+        } catch (const soci::soci_error& e) {
+          // Whatever the driver says, a database we cannot connect to is unavailable.
+          throw DatabaseUnavailable(std::string("connecting to the database: ") + e.what());
         }
       }()) {
   try {
@@ -93,6 +94,16 @@ bool Connection::broken() const {
   return backend == nullptr || backend->conn_ == nullptr || PQstatus(backend->conn_) != CONNECTION_OK;
 }
 
+bool is_unique_violation(const soci::soci_error& e) {
+  if (const auto* pg = dynamic_cast<const soci::postgresql_soci_error*>(&e)) {
+    return pg->sqlstate() == "23505";
+  }
+  if (const auto* lite = dynamic_cast<const soci::sqlite3_soci_error*>(&e)) {
+    return (lite->result() & 0xff) == SQLITE_CONSTRAINT;
+  }
+  return false;
+}
+
 void rethrow_database_error(const std::string& context) {
   try {
     throw;
@@ -113,7 +124,8 @@ void rethrow_database_error(const std::string& context) {
     std::string state = e.sqlstate();
     // 08: connection exception; 57P: operator intervention (shutdown); 53: insufficient
     // resources; 40001/40P01: serialization failure/deadlock; 55P03: lock not available.
-    if (state.starts_with("08") || state.starts_with("57P") || state.starts_with("53") ||
+    // No SQLSTATE at all: libpq lost the server before it could answer.
+    if (state.empty() || state.starts_with("08") || state.starts_with("57P") || state.starts_with("53") ||
         state == "40001" || state == "40P01" || state == "55P03" ||
         e.get_error_category() == soci::soci_error::connection_error) {
       throw DatabaseUnavailable(context + ": " + e.what());

@@ -49,6 +49,9 @@ class Connection {
   soci::session session_;
 };
 
+// A unique constraint refused the statement (the idempotency index, on either database).
+bool is_unique_violation(const soci::soci_error& e);
+
 // Rethrows the current database exception as dlq's own type: DatabaseUnavailable when the
 // database cannot serve (connection lost, locked, disk full), else std::runtime_error.
 [[noreturn]] void rethrow_database_error(const std::string& context);

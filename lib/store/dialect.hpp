@@ -27,6 +27,8 @@ struct Dialect {
   std::string select_attempts;        // message_id
   std::string next_due;               // now
   std::string next_lease_expiry;
+  std::string stats_all;  // now x3
+  std::string stats_one;  // now x3, queue
 };
 
 const Dialect& sqlite_dialect();

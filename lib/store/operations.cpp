@@ -6,6 +6,7 @@
 #include <boost/json/array.hpp>
 
 #include "store/migrations.hpp"
+#include "store/pg_listener.hpp"
 
 namespace dlq::store {
 
@@ -80,6 +81,7 @@ std::vector<Inserted> Operations::insert(const InsertParams& p) {
     in_priority_ = m.priority;
     in_job_type_ = m.job_type;
     if (auto created = fetch_one(insert)) {
+      note_due(*created);
       out.push_back({std::move(*created), true});
       continue;
     }
@@ -217,8 +219,25 @@ Result<Message> Operations::update(const UpdateParams& p) {
   auto change = p.decide(*current, related);
   if (!change) return change.error();
   if (p.dry_run) return std::move(change->next);
-  write_message(change->next);
+  // The key holders were read without a lock on rows that did not exist yet: another node may
+  // have put the key in flight since. The partial unique index has the last word; a savepoint
+  // keeps its refusal from aborting the whole (group) transaction.
+  const Message& next = change->next;
+  bool guard_key = p.load_key_holders && next.idempotency_key &&
+                   (next.status == Status::pending || next.status == Status::processing);
+  if (guard_key) c_.execute("SAVEPOINT key_guard");
+  try {
+    write_message(next);
+  } catch (const soci::soci_error& e) {
+    if (!guard_key || !is_unique_violation(e)) throw;
+    c_.execute("ROLLBACK TO SAVEPOINT key_guard");
+    c_.execute("RELEASE SAVEPOINT key_guard");
+    return Error(Errc::idempotency_conflict,
+                 "another message with this idempotency key is already in flight");
+  }
+  if (guard_key) c_.execute("RELEASE SAVEPOINT key_guard");
   append_history(change->history);
+  note_due(next);
   return std::move(change->next);
 }
 
@@ -237,6 +256,7 @@ std::vector<Message> Operations::reap(const ReapParams& p) {
     Change change = p.decide(m);
     write_message(change.next);
     append_history(change.history);
+    note_due(change.next);
     out.push_back(std::move(change.next));
   }
   return out;
@@ -276,6 +296,59 @@ Schedule Operations::schedule(TimeMs now) {
   c_.finish(lease);
   s.next_lease_expiry = out_time_;
   return s;
+}
+
+void Operations::bind_stats(Operations& o, soci::statement& st) {
+  QueueStats& r = o.stats_row_;
+  st.exchange(soci::into(r.queue));
+  st.exchange(soci::into(r.ready));
+  st.exchange(soci::into(r.scheduled));
+  st.exchange(soci::into(r.processing));
+  st.exchange(soci::into(r.succeeded));
+  st.exchange(soci::into(r.dead));
+  st.exchange(soci::into(r.dismissed));
+  st.exchange(soci::into(r.oldest_ready_since));
+  st.exchange(soci::into(r.oldest_dead_at));
+  for (int i = 0; i < 3; ++i) st.exchange(soci::use(o.in_now_));  // the ready/scheduled split
+}
+
+std::vector<QueueStats> Operations::stats(const std::optional<std::string>& queue, TimeMs now) {
+  in_now_ = now;
+  soci::statement* st = nullptr;
+  if (queue) {
+    in_queue_ = *queue;
+    st = &statement(stats_one_, c_.dialect().stats_one, [](Operations& o, soci::statement& s) {
+      bind_stats(o, s);
+      s.exchange(soci::use(o.in_queue_));
+    });
+  } else {
+    st = &statement(stats_all_, c_.dialect().stats_all, &Operations::bind_stats);
+  }
+  std::vector<QueueStats> out;
+  st->execute(false);
+  while (st->fetch()) out.push_back(stats_row_);
+  c_.finish(*st);
+  if (queue && out.empty()) {
+    QueueStats empty;
+    empty.queue = *queue;
+    out.push_back(empty);
+  }
+  return out;
+}
+
+void Operations::note_due(const Message& m) {
+  if (c_.is_sqlite() || m.status != Status::pending) return;
+  TimeMs due = m.retry_after.value_or(0);
+  auto [it, inserted] = notes_.try_emplace(m.queue, due);
+  if (!inserted) it->second = std::min(it->second, due);
+}
+
+void Operations::flush_notifications() {
+  for (const auto& [queue, due] : notes_) {
+    // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters).
+    c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(queue, due) + "'");
+  }
+  notes_.clear();
 }
 
 bool Operations::schema_current() { return applied_version(c_) >= latest_version(c_); }

@@ -2,6 +2,7 @@
 // Runs on a store thread; transactions are opened and committed by the caller (CommitQueue).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,8 +28,14 @@ class Operations {
   std::vector<Message> reap(const ReapParams& p);
   std::vector<AttemptRecord> attempts(MessageId id);
   Schedule schedule(TimeMs now);
+  std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
   // The database answers and carries every migration this build knows.
   bool schema_current();
+
+  // Messages that became due in this transaction, announced to other nodes (PostgreSQL NOTIFY)
+  // just before it commits, so a rolled-back change announces nothing.
+  void flush_notifications();
+  void discard_notifications() { notes_.clear(); }
 
  private:
   using Binder = void (*)(Operations&, soci::statement&);
@@ -39,9 +46,13 @@ class Operations {
   std::vector<Message> fetch_messages(soci::statement& st);
   std::optional<Message> fetch_one(soci::statement& st);
   void write_message(const Message& m);
+  static void bind_stats(Operations& o, soci::statement& st);
   void append_history(const std::vector<AttemptRecord>& history);
 
+  void note_due(const Message& m);
+
   Connection& c_;
+  std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
 
   // Buffers the prepared statements are bound to (one thread uses them at a time).
   MessageRow row_;
@@ -57,7 +68,8 @@ class Operations {
 
   std::optional<soci::statement> insert_, find_key_holder_, select_, select_locked_, update_,
       key_holders_, claim_, list_all_, list_by_status_, reap_, insert_attempt_, attempts_,
-      next_due_, next_lease_;
+      next_due_, next_lease_, stats_all_, stats_one_;
+  QueueStats stats_row_;
 };
 
 }  // namespace dlq::store

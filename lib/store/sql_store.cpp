@@ -9,6 +9,7 @@
 #include "store/connection.hpp"
 #include "store/migrations.hpp"
 #include "store/operations.hpp"
+#include "store/pg_listener.hpp"
 #include "store/workers.hpp"
 
 namespace dlq::store {
@@ -77,6 +78,7 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)) {
 SqlStore::~SqlStore() { close(); }
 
 void SqlStore::close() {
+  if (listener_) listener_->stop();
   if (writer_) writer_->stop();
   if (readers_) readers_->stop();
 }
@@ -126,6 +128,17 @@ awaitable<std::vector<AttemptRecord>> SqlStore::attempts_list(std::string, Messa
 
 awaitable<Schedule> SqlStore::schedule_peek(TimeMs now) {
   return read<Schedule>([now](Operations& ops) { return ops.schedule(now); });
+}
+
+awaitable<std::vector<QueueStats>> SqlStore::queue_stats(std::optional<std::string> queue,
+                                                         TimeMs now) {
+  return read<std::vector<QueueStats>>(
+      [queue = std::move(queue), now](Operations& ops) { return ops.stats(queue, now); });
+}
+
+void SqlStore::subscribe_changes(ChangeCallback callback) {
+  if (options_.target.backend != DatabaseTarget::Backend::postgresql) return;
+  listener_ = std::make_unique<PgListener>(options_.target.libpq_conninfo, std::move(callback));
 }
 
 awaitable<bool> SqlStore::ping() {

@@ -13,6 +13,7 @@ namespace dlq::store {
 
 class Writer;
 class Readers;
+class PgListener;
 
 struct SqlStoreOptions {
   DatabaseTarget target{DatabaseTarget::Backend::sqlite, {}, {}};
@@ -38,7 +39,10 @@ class SqlStore final : public Store {
   awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
   awaitable<std::vector<AttemptRecord>> attempts_list(std::string queue, MessageId id) override;
   awaitable<Schedule> schedule_peek(TimeMs now) override;
+  awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
+                                                 TimeMs now) override;
   awaitable<bool> ping() override;
+  void subscribe_changes(ChangeCallback callback) override;
   void close() override;
 
   // Average operations per commit since start (group commit at work).
@@ -53,6 +57,7 @@ class SqlStore final : public Store {
   SqlStoreOptions options_;
   std::unique_ptr<Writer> writer_;
   std::unique_ptr<Readers> readers_;
+  std::unique_ptr<PgListener> listener_;
 };
 
 }  // namespace dlq::store

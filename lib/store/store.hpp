@@ -91,6 +91,25 @@ struct Schedule {
   std::optional<TimeMs> next_lease_expiry;  // earliest lease_expires_at of a processing message
 };
 
+// Counts per status for one queue (pending split into ready and scheduled), and the age of its
+// oldest ready and oldest dead message.
+struct QueueStats {
+  std::string queue;
+  long long ready = 0;
+  long long scheduled = 0;
+  long long processing = 0;
+  long long succeeded = 0;
+  long long dead = 0;
+  long long dismissed = 0;
+  std::optional<TimeMs> oldest_ready_since;
+  std::optional<TimeMs> oldest_dead_at;
+};
+
+// A change committed elsewhere (another dlqd node on the same PostgreSQL database) made messages
+// of `queue` due at `due` (ms; 0 or past: now). An empty queue means "changes may have been
+// missed: look at every queue".
+using ChangeCallback = std::function<void(const std::string& queue, TimeMs due)>;
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -110,6 +129,13 @@ class Store {
   virtual awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) = 0;
   virtual awaitable<std::vector<AttemptRecord>> attempts_list(std::string queue, MessageId id) = 0;
   virtual awaitable<Schedule> schedule_peek(TimeMs now) = 0;
+  // Every queue that has messages (queue empty), or just `queue` (zeros when it has none).
+  virtual awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
+                                                         TimeMs now) = 0;
+  // Delivers changes committed by other nodes (PostgreSQL LISTEN/NOTIFY; nothing on SQLite,
+  // where one process owns the file). Call once, before serving.
+  virtual void subscribe_changes(ChangeCallback callback) = 0;
+
   // True when the database answers and its schema is current.
   virtual awaitable<bool> ping() = 0;
 

@@ -8,8 +8,17 @@
 namespace dlq::store {
 namespace {
 
-std::exception_ptr as_store_fault(const char* context) {
+// The current exception as the store reports it: a lost connection is DatabaseUnavailable
+// whatever the driver said; other database errors are classified by their codes.
+std::exception_ptr as_store_fault(const char* context, const Session& s) {
   try {
+    if (s.connection && s.connection->broken()) {
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        throw DatabaseUnavailable(std::string(context) + ": connection lost: " + e.what());
+      }
+    }
     rethrow_database_error(context);
   } catch (...) {
     return std::current_exception();
@@ -115,6 +124,24 @@ bool Writer::ensure_session(std::exception_ptr& error) {
   return open_session(session_, connect_, error);
 }
 
+// Opens the write transaction. A connection that died while idle (the database restarted)
+// fails here, before any job ran: replacing it and trying once more is safe.
+bool Writer::begin(std::exception_ptr& error) {
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!ensure_session(error)) return false;
+    try {
+      session_.connection->begin_write();
+      return true;
+    } catch (...) {
+      error = as_store_fault("beginning a transaction", session_);
+      bool broken = session_.connection->broken();
+      drop_session_if_broken();
+      if (!broken) return false;
+    }
+  }
+  return false;
+}
+
 void Writer::drop_session_if_broken() { close_if_broken(session_); }
 
 void Writer::run_batch(std::vector<std::unique_ptr<StoreJob>>& batch) {
@@ -148,46 +175,46 @@ void Writer::run_batch(std::vector<std::unique_ptr<StoreJob>>& batch) {
 // the commit itself failed (then nothing is applied either, and every job gets that error).
 bool Writer::run_together(std::vector<std::unique_ptr<StoreJob>>& batch,
                           std::exception_ptr& commit_error) {
+  if (!begin(commit_error)) return true;
   Connection& c = *session_.connection;
-  try {
-    c.begin_write();
-  } catch (...) {
-    commit_error = as_store_fault("beginning a transaction");
-    drop_session_if_broken();
-    return true;
-  }
   for (auto& job : batch) {
     try {
       job->run(*session_.ops);
     } catch (...) {
+      session_.ops->discard_notifications();
       c.rollback();
       drop_session_if_broken();
       return false;
     }
   }
   try {
+    session_.ops->flush_notifications();
     c.commit();
     ++stats_.commits;
   } catch (...) {
-    commit_error = as_store_fault("committing");
+    commit_error = as_store_fault("committing", session_);
     drop_session_if_broken();
   }
   return true;
 }
 
 void Writer::run_alone(StoreJob& job) {
-  Connection& c = *session_.connection;
   std::exception_ptr error;
-  bool in_transaction = false;
+  if (!begin(error)) {
+    job.complete(error);
+    return;
+  }
+  Connection& c = *session_.connection;
+  bool in_transaction = true;
   try {
-    c.begin_write();
-    in_transaction = true;
     job.run(*session_.ops);
+    session_.ops->flush_notifications();
     in_transaction = false;  // a failed COMMIT ends the transaction too
     c.commit();
     ++stats_.commits;
   } catch (...) {
-    error = as_store_fault("running a write");
+    error = as_store_fault("running a write", session_);
+    if (session_.ops) session_.ops->discard_notifications();
     if (in_transaction) c.rollback();
     drop_session_if_broken();
   }
@@ -234,13 +261,20 @@ void Readers::loop() {
       job = std::move(queue_.front());
       queue_.pop_front();
     }
+    // Reads are idempotent: a connection that died while idle is replaced and the query tried
+    // once more, so one restart of the database does not fail a request per reader thread.
     std::exception_ptr error;
-    if (open_session(session, connect_, error)) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      error = nullptr;
+      if (!open_session(session, connect_, error)) break;
       try {
         job->run(*session.ops);
+        break;
       } catch (...) {
-        error = as_store_fault("running a query");
+        error = as_store_fault("running a query", session);
+        bool broken = session.connection->broken();
         close_if_broken(session);
+        if (!broken) break;
       }
     }
     job->complete(error);

@@ -59,6 +59,7 @@ class Writer {
   bool run_together(std::vector<std::unique_ptr<StoreJob>>& batch, std::exception_ptr& commit_error);
   void run_alone(StoreJob& job);
   bool ensure_session(std::exception_ptr& error);
+  bool begin(std::exception_ptr& error);
   void drop_session_if_broken();
 
   Connector connect_;

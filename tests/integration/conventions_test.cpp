@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(wrong_method_is_405_with_allow) {
 
 BOOST_AUTO_TEST_CASE(unknown_paths_and_trailing_slashes_are_404_not_found) {
   HttpClient c(shared_dlqd().port());
-  for (std::string path : {"/", "/nope", "/queues", "/queues/q/messages/", "/queues/q//messages",
+  for (std::string path : {"/", "/nope", "/queue", "/queues/q/messages/", "/queues/q//messages",
                            "/queues/q/messages/1/explode", "/queues/q/claim/"}) {
     auto res = c.get(path);
     BOOST_TEST(res.status == 404, path);

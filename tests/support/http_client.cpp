@@ -1,5 +1,6 @@
 #include "support/http_client.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -103,15 +104,16 @@ HttpResponse HttpClient::post(std::string_view target, const boost::json::value&
 std::string HttpClient::raw(std::string_view bytes, int timeout_ms) {
   tcp::socket s(impl_->ioc);
   s.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), impl_->port));
-  set_timeout(s, timeout_ms);
   asio::write(s, asio::buffer(bytes.data(), bytes.size()));
+  // Asio's blocking reads ignore SO_RCVTIMEO (they poll without a timeout): wait with poll().
   std::string out;
   char buf[4096];
   for (;;) {
-    boost::system::error_code ec;
-    std::size_t n = s.read_some(asio::buffer(buf), ec);
-    if (ec) break;
-    out.append(buf, n);
+    pollfd p{s.native_handle(), POLLIN, 0};
+    if (::poll(&p, 1, timeout_ms) <= 0) break;  // quiet for timeout_ms: done
+    ssize_t n = ::recv(s.native_handle(), buf, sizeof buf, 0);
+    if (n <= 0) break;  // closed by the server
+    out.append(buf, static_cast<std::size_t>(n));
   }
   return out;
 }

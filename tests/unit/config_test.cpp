@@ -96,9 +96,12 @@ BOOST_AUTO_TEST_CASE(database_urls) {
   auto pg = parse_database_url("postgresql://dlq:s%20cret@db.local:5433/queue?sslmode=disable");
   BOOST_TEST((pg.backend == DatabaseTarget::Backend::postgresql));
   BOOST_TEST(pg.libpq_conninfo ==
-             "host='db.local' port='5433' dbname='queue' user='dlq' password='s cret' sslmode='disable'");
+             "host='db.local' port='5433' dbname='queue' user='dlq' password='s cret' sslmode='disable' "
+             "connect_timeout='5'");
   auto minimal = parse_database_url("postgres://localhost/db");
-  BOOST_TEST(minimal.libpq_conninfo == "host='localhost' dbname='db'");
+  BOOST_TEST(minimal.libpq_conninfo == "host='localhost' dbname='db' connect_timeout='5'");
+  auto own_timeout = parse_database_url("postgresql://h/db?connect_timeout=1");
+  BOOST_TEST(own_timeout.libpq_conninfo == "host='h' dbname='db' connect_timeout='1'");
   BOOST_CHECK_THROW(parse_database_url("sqlite:"), ConfigError);
   BOOST_CHECK_THROW(parse_database_url("postgresql://h:port/db"), ConfigError);
 }

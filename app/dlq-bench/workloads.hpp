@@ -1,0 +1,42 @@
+// The workloads dlq-bench runs against a live dlqd. Each returns one Result: a rate, latency
+// percentiles and workload-specific figures, printed as one JSON object per line.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <boost/asio/ip/tcp.hpp>
+
+namespace dlq::bench {
+
+struct Options {
+  boost::asio::ip::tcp::endpoint endpoint;
+  std::string queue;
+  int connections = 16;
+  int producers = 8;
+  int workers = 8;
+  int messages = 20000;
+  int batch = 100;
+  double seconds = 20;
+  int rounds = 1000;
+  int pollers = 1000;
+  int pid = 0;  // dlqd's pid, for the idle measurement
+  int payload_bytes = 100;
+  std::string expect;  // expect: "ready=20000,succeeded=0" checked against the queue's stats
+};
+
+struct Result {
+  std::string workload;
+  double rate = 0;          // messages (or requests) per second
+  std::string rate_unit;    // "msg/s", "req/s"
+  double p50_ms = 0;
+  double p99_ms = 0;
+  long long count = 0;      // messages or requests done
+  double seconds = 0;
+  std::map<std::string, double> extra;
+};
+
+Result run_workload(const std::string& name, const Options& options);
+std::string to_json(const Result& r);
+
+}  // namespace dlq::bench

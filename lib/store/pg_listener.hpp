@@ -1,0 +1,40 @@
+// Cross-node wake-ups on PostgreSQL: every node NOTIFYs, in the committing transaction, the queues
+// whose messages became due (or due sooner); this listener LISTENs on its own libpq connection —
+// SOCI 4.0.3 has no LISTEN/NOTIFY API — on a thread of its own, and reconnects when it drops.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "model/time.hpp"
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+// The channel and the payload format ("<due ms, 0 for now>:<queue>") both ends agree on.
+inline constexpr const char* kNotifyChannel = "dlq_changes";
+std::string encode_change(const std::string& queue, TimeMs due);
+bool decode_change(const std::string& payload, std::string& queue, TimeMs& due);
+
+class PgListener {
+ public:
+  PgListener(std::string conninfo, ChangeCallback callback);
+  ~PgListener();
+  PgListener(const PgListener&) = delete;
+  PgListener& operator=(const PgListener&) = delete;
+  void stop();
+
+ private:
+  void loop();
+
+  std::string conninfo_;
+  ChangeCallback callback_;
+  std::atomic<bool> stopping_{false};
+  int wake_[2] = {-1, -1};  // a pipe that interrupts poll() on stop
+  std::thread thread_;
+};
+
+}  // namespace dlq::store

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# Benchmarks dlqd with its own load generator (dlq-bench), a fresh dlqd per configuration:
+# SQLite FULL (the default), SQLite NORMAL and PostgreSQL. Prints one table and writes the same
+# figures as JSON to bench-results/latest.json. Every workload's final counts are verified.
+#   scripts/bench.sh            the default run (under 5 minutes)
+#   scripts/bench.sh --quick    smaller numbers, for a smoke test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=1 ;;
+    *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+DLQ_INSTALL_TEST_TOOLS=1 scripts/install-deps.sh
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j"${JOBS:-2}" --target dlqd dlq-bench >/dev/null
+
+dlqd=build/release/app/dlqd
+bench=build/release/app/dlq-bench
+work="$(mktemp -d /tmp/dlq-bench-XXXXXX)"
+results="$work/results.jsonl"
+: > "$results"
+pid=""
+port=""
+
+W_MESSAGES=20000; W_SECONDS=20; W4_MESSAGES=1000; W5_MESSAGES=100000; HEALTH_SECONDS=5
+WAKE_ROUNDS=1000; DUE_MESSAGES=200; POLLERS=1000; IDLE_SECONDS=10
+if [ "$quick" = 1 ]; then
+  W_MESSAGES=2000; W_SECONDS=3; W4_MESSAGES=100; W5_MESSAGES=5000; HEALTH_SECONDS=2
+  WAKE_ROUNDS=100; DUE_MESSAGES=40; POLLERS=200; IDLE_SECONDS=2
+fi
+
+stop_dlqd() {
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid"
+    wait "$pid" || true
+  fi
+  pid=""
+}
+cleanup() {
+  stop_dlqd
+  DLQ_PG_PORT=55433 scripts/pg-cluster.sh stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start_dlqd NAME DB_URL SYNCHRONOUS
+start_dlqd() {
+  local name="$1" db="$2" sync="$3"
+  cat > "$work/$name.json" <<JSON
+{
+  "database": { "url": "$db", "sqlite_synchronous": "$sync" },
+  "log": { "level": "warn" },
+  "queues": { "w4": { "backoff": { "initial_seconds": 0.001, "max_seconds": 0.01 } } }
+}
+JSON
+  "$dlqd" --config "$work/$name.json" --listen 127.0.0.1:0 > "$work/$name.out" 2> "$work/$name.log" &
+  pid=$!
+  for _ in $(seq 1 300); do
+    if grep -q "listening on" "$work/$name.out" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  port="$(grep -o '[0-9]*$' "$work/$name.out" | head -n 1)"
+  if [ -z "$port" ]; then echo "dlqd ($name) did not start:" >&2; cat "$work/$name.log" >&2; exit 1; fi
+}
+
+# run CONFIG WORKLOAD [dlq-bench args...]
+run() {
+  local config="$1" workload="$2"
+  shift 2
+  local line
+  line="$("$bench" "$workload" --port "$port" "$@")"
+  echo "{\"config\":\"$config\",${line#\{}" >> "$results"
+  echo "  $config $workload: $line" >&2
+}
+
+expect() {
+  "$bench" expect --port "$port" --queue "$1" --expect "$2" >/dev/null
+}
+
+throughput_suite() {
+  local config="$1"
+  run "$config" enqueue --queue w1 --messages "$W_MESSAGES" --connections 16
+  expect w1 "ready=$W_MESSAGES,succeeded=0"
+  run "$config" drain --queue w1 --connections 16
+  expect w1 "ready=0,processing=0,succeeded=$W_MESSAGES"
+  run "$config" mixed --queue w3 --producers 8 --workers 8 --seconds "$W_SECONDS"
+  local produced consumed
+  produced="$(tail -n 1 "$results" | grep -o '"produced":[0-9.]*' | cut -d: -f2 | cut -d. -f1)"
+  consumed="$(tail -n 1 "$results" | grep -o '"count":[0-9]*' | cut -d: -f2)"
+  # Every produced message is succeeded or still waiting; nothing vanished.
+  expect w3 "succeeded=$consumed,total=$produced"
+  run "$config" dead_letter --queue w4 --messages "$W4_MESSAGES" --connections 16
+  expect w4 "dead=$W4_MESSAGES,ready=0,scheduled=0,processing=0"
+  run "$config" batch_enqueue --queue w5 --messages "$W5_MESSAGES" --batch 100 --connections 16
+  expect w5 "ready=$W5_MESSAGES"
+  run "$config" healthz --connections 16 --seconds "$HEALTH_SECONDS"
+}
+
+echo "== SQLite, synchronous=FULL (the default)" >&2
+start_dlqd sqlite_full "sqlite:$work/full.db" full
+throughput_suite sqlite_full
+echo "== long-poll latency and idle cost (SQLite FULL)" >&2
+run sqlite_full wakeup --queue wake --rounds "$WAKE_ROUNDS"
+run sqlite_full due_accuracy --queue due --messages "$DUE_MESSAGES" --connections 50
+run sqlite_full idle_pollers --queue idle --pollers "$POLLERS" --seconds "$IDLE_SECONDS" --pid "$pid"
+stop_dlqd
+
+echo "== SQLite, synchronous=NORMAL" >&2
+start_dlqd sqlite_normal "sqlite:$work/normal.db" normal
+throughput_suite sqlite_normal
+stop_dlqd
+
+echo "== PostgreSQL 15 (a local cluster of its own, fsync on)" >&2
+pg_url="$(DLQ_PG_DURABLE=1 DLQ_PG_PORT=55433 scripts/pg-cluster.sh start)"
+start_dlqd postgres "${pg_url}" full
+throughput_suite postgres
+stop_dlqd
+DLQ_PG_PORT=55433 scripts/pg-cluster.sh stop
+
+mkdir -p bench-results
+{ echo "["; sed '$!s/$/,/' "$results"; echo "]"; } > bench-results/latest.json
+
+printf '\n%-14s %-14s %12s %-8s %9s %9s  %s\n' config workload rate unit p50_ms p99_ms extra
+while IFS= read -r line; do
+  field() { echo "$line" | grep -o "\"$1\":[^,}]*" | head -n 1 | cut -d: -f2- | tr -d '"'; }
+  extra="$(echo "$line" | sed -E 's/.*"p99_ms":[^,}]*,?//; s/[{}"]//g')"
+  printf '%-14s %-14s %12s %-8s %9s %9s  %s\n' "$(field config)" "$(field workload)" "$(field rate)" \
+    "$(field rate_unit)" "$(field p50_ms)" "$(field p99_ms)" "$extra"
+done < "$results"
+echo "(JSON: bench-results/latest.json)"
