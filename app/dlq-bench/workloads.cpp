@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <atomic>
 #include <fstream>
@@ -209,13 +210,14 @@ Result dead_letter(const Options& o) {
     batch_enqueue(fill);
   }
   std::atomic<long long> dead{0}, attempts{0};
-  Latencies lat;
+  Latencies lat, claim_lat;
   auto start = Clock::now();
   run_concurrently(ioc, o.connections, [&](int) -> asio::awaitable<void> {
     Client c(ioc.get_executor(), o.endpoint);
     while (dead.load() < o.messages) {
       auto claimed = co_await c.request(http_verb::post, claim_path(o) + "?wait=1", "{}");
       expect(claimed, 200, "claim");
+      claim_lat.add(claimed.latency);
       auto body = json::parse(claimed.body);
       if (!body.at("claimed").as_bool()) continue;
       const auto& m = body.at("message");
@@ -231,6 +233,8 @@ Result dead_letter(const Options& o) {
   double elapsed = since(start);
   Result r = finish("dead_letter", lat, dead, elapsed);
   r.extra["attempts_per_s"] = static_cast<double>(attempts.load()) / elapsed;
+  r.extra["claim_p50_ms"] = claim_lat.percentile(50);
+  r.extra["claim_p99_ms"] = claim_lat.percentile(99);
   return r;
 }
 
@@ -451,17 +455,19 @@ Result run_workload(const std::string& name, const Options& o) {
   throw std::runtime_error("unknown workload: " + name);
 }
 
+// Plain fixed-point numbers (Boost.JSON would print 3.6E3): the script greps these lines.
 std::string to_json(const Result& r) {
-  json::object o;
-  o["workload"] = r.workload;
-  o["count"] = r.count;
-  o["seconds"] = std::round(r.seconds * 1000) / 1000;
-  o["rate"] = std::round(r.rate * 10) / 10;
-  o["rate_unit"] = r.rate_unit;
-  o["p50_ms"] = std::round(r.p50_ms * 1000) / 1000;
-  o["p99_ms"] = std::round(r.p99_ms * 1000) / 1000;
-  for (const auto& [k, v] : r.extra) o[k] = std::round(v * 1000) / 1000;
-  return json::serialize(o);
+  auto number = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+    return std::string(buf);
+  };
+  std::string out = "{\"workload\":\"" + r.workload + "\",\"count\":" + std::to_string(r.count) +
+                    ",\"seconds\":" + number(r.seconds) + ",\"rate\":" + number(r.rate) +
+                    ",\"rate_unit\":\"" + r.rate_unit + "\",\"p50_ms\":" + number(r.p50_ms) +
+                    ",\"p99_ms\":" + number(r.p99_ms);
+  for (const auto& [k, v] : r.extra) out += ",\"" + k + "\":" + number(v);
+  return out + "}";
 }
 
 }  // namespace dlq::bench

@@ -19,6 +19,7 @@ namespace {
 
 constexpr TimeMs kMaintenanceIntervalMs = 1000;
 constexpr int kReapBatch = 100;
+constexpr std::size_t kMaxDueEvents = 100000;
 
 // 128 unguessable bits from the kernel, as hex: the secret part of every lease_id.
 std::string random_hex(std::size_t bytes) {
@@ -72,7 +73,7 @@ void QueueService::start() {
   store_.subscribe_changes([this](const std::string& queue, TimeMs due) {
     asio::post(strand_, [this, queue, due] {
       if (queue.empty()) {
-        for (auto& [name, state] : claims_) ++state.generation;
+        for (auto& [name, state] : claims_) give_token(state);
         waiters_.wake_one_per_queue();
       } else if (due <= clock_.now()) {
         on_ready(queue, std::nullopt, 1);
@@ -118,17 +119,27 @@ void QueueService::announce_change(const Message& m, TimeMs now) {
   }
 }
 
+void QueueService::give_token(ClaimState& state) {
+  state.tokens = std::min(state.tokens + 1, state.active);
+}
+
 void QueueService::on_ready(const std::string& queue, const std::optional<std::string>& job_type,
                             int count) {
-  if (auto it = claims_.find(queue); it != claims_.end()) ++it->second.generation;
+  auto it = claims_.find(queue);
   for (int i = 0; i < count; ++i) {
-    if (!waiters_.wake_one(queue, job_type)) break;
+    if (waiters_.wake_one(queue, job_type)) continue;
+    if (it == claims_.end()) break;  // nobody is claiming this queue right now
+    give_token(it->second);
   }
 }
 
 void QueueService::on_due(const std::string& queue, TimeMs at) {
-  auto [it, inserted] = due_by_queue_.try_emplace(queue, at);
-  if (!inserted && at < it->second) it->second = at;
+  if (due_events_.size() >= kMaxDueEvents) {
+    auto last = std::prev(due_events_.end());
+    if (last->first <= at) return;  // the refresh from the database will find it
+    due_events_.erase(last);
+  }
+  due_events_.emplace(at, queue);
   rearm();
 }
 
@@ -144,7 +155,7 @@ void QueueService::rearm() {
   TimeMs next = next_maintenance_;
   if (next_lease_expiry_) next = std::min(next, *next_lease_expiry_);
   if (db_next_due_) next = std::min(next, *db_next_due_);
-  for (const auto& [queue, at] : due_by_queue_) next = std::min(next, at);
+  if (!due_events_.empty()) next = std::min(next, due_events_.begin()->first);
   if (next < armed_for_) wake_timer_.cancel();
 }
 
@@ -184,9 +195,9 @@ void QueueService::cancel_claim(std::shared_ptr<ClaimCancel> cancel) {
   });
 }
 
-// Runs on the strand, so that checking for work and parking cannot miss a wake-up: every event
-// that makes work claimable bumps the queue's generation, and a claim that saw the generation
-// move while it queried the store looks again instead of parking.
+// Runs on the strand, so that checking for work and parking cannot miss a wake-up: an event that
+// makes work claimable while no waiter is parked leaves a token, and a claim whose query found
+// nothing takes a token (and looks again) before it parks.
 awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, TimeMs now,
                                                               std::shared_ptr<ClaimCancel> cancel) {
   const QueuePolicy& policy = config_.policy_for(cmd.queue);
@@ -222,7 +233,6 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
   std::vector<Message> claimed;
   for (;;) {
     if (stopping_ || (cancel && cancel->cancelled)) break;
-    std::uint64_t generation = claims_[cmd.queue].generation;
     TimeMs at = clock_.now() + clock_offset;
     store::ClaimParams params{cmd.queue,    at,         cmd.max,      at + visibility,
                               random_hex(16), cmd.worker, cmd.job_types};
@@ -235,7 +245,10 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
       break;
     }
     if (steady_clock::now() >= deadline) break;
-    if (claims_[cmd.queue].generation != generation) continue;
+    if (ClaimState& state = claims_[cmd.queue]; state.tokens > 0) {
+      --state.tokens;
+      continue;
+    }
     if (!parking.waiter) {
       parking.waiter = std::make_unique<Waiter>(strand_);
       parking.waiter->job_types = cmd.job_types;
@@ -377,17 +390,14 @@ awaitable<void> QueueService::timer_loop() {
         co_await reap(now);
         refresh = true;
       }
-      for (auto it = due_by_queue_.begin(); it != due_by_queue_.end();) {
-        if (it->second <= now) {
-          on_ready(it->first, std::nullopt, 1);
-          it = due_by_queue_.erase(it);
-        } else {
-          ++it;
-        }
+      // Each message that became due wakes one claimer of its queue.
+      while (!due_events_.empty() && due_events_.begin()->first <= now) {
+        on_ready(due_events_.begin()->second, std::nullopt, 1);
+        due_events_.erase(due_events_.begin());
       }
       if (db_next_due_ && *db_next_due_ <= now) {
         db_next_due_.reset();
-        for (auto& [queue, state] : claims_) ++state.generation;
+        for (auto& [queue, state] : claims_) give_token(state);
         waiters_.wake_one_per_queue();
         refresh = true;
       }
@@ -405,7 +415,7 @@ awaitable<void> QueueService::timer_loop() {
     TimeMs next = next_maintenance_;
     if (next_lease_expiry_) next = std::min(next, *next_lease_expiry_);
     if (db_next_due_) next = std::min(next, *db_next_due_);
-    for (const auto& [queue, at] : due_by_queue_) next = std::min(next, at);
+    if (!due_events_.empty()) next = std::min(next, due_events_.begin()->first);
     armed_for_ = next;
     wake_timer_.expires_after(std::chrono::milliseconds(std::max<TimeMs>(0, next - now)));
     co_await wake_timer_.async_wait(asio::as_tuple(use_awaitable));

@@ -127,13 +127,18 @@ class QueueService {
 
   // Strand-confined state.
   Waiters waiters_;
-  // Per queue with claims in flight: bumped by every event that may make work claimable.
+  // Per queue with claims in flight. An event that makes work claimable wakes a parked waiter;
+  // when none is parked it leaves a token instead, which one claim whose query was already
+  // under way takes to look again rather than park (one event, at most one extra query).
   struct ClaimState {
-    std::uint64_t generation = 0;
+    int tokens = 0;
     int active = 0;
   };
+  void give_token(ClaimState& state);
   std::unordered_map<std::string, ClaimState> claims_;
-  std::map<std::string, TimeMs> due_by_queue_;  // earliest due time this node knows per queue
+  // Messages this node knows will become due: one entry per message, earliest first. Bounded;
+  // what does not fit is found by the once-a-second schedule refresh (db_next_due_).
+  std::multimap<TimeMs, std::string> due_events_;
   std::optional<TimeMs> db_next_due_;           // earliest due time in the database (any queue)
   std::optional<TimeMs> next_lease_expiry_;
   TimeMs next_maintenance_ = 0;

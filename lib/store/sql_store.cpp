@@ -69,10 +69,13 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)) {
   auto first = std::make_unique<Connection>(co);
   apply_migrations(*first);
   Connector connect = [co] { return std::make_unique<Connection>(co); };
+  bool sqlite = options_.target.backend == DatabaseTarget::Backend::sqlite;
+  int writers = sqlite ? 1 : std::max(1, options_.pool_size / 2);
   writer_ = std::make_unique<Writer>(connect, std::move(first),
                                      static_cast<std::size_t>(options_.group_commit_max_batch),
-                                     std::chrono::microseconds(options_.group_commit_max_wait_us));
-  readers_ = std::make_unique<Readers>(connect, std::max(1, options_.pool_size - 1));
+                                     std::chrono::microseconds(options_.group_commit_max_wait_us),
+                                     writers);
+  readers_ = std::make_unique<Readers>(connect, std::max(1, options_.pool_size - writers));
 }
 
 SqlStore::~SqlStore() { close(); }

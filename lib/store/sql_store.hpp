@@ -18,7 +18,9 @@ class PgListener;
 struct SqlStoreOptions {
   DatabaseTarget target{DatabaseTarget::Backend::sqlite, {}, {}};
   std::string sqlite_synchronous = "full";
-  int pool_size = 4;  // connections: one writer, the rest readers (at least one)
+  // Connections. SQLite: one writer (the database has one), the rest readers. PostgreSQL: half
+  // writers (rounded down, at least one), half readers.
+  int pool_size = 4;
   int group_commit_max_batch = 256;
   int group_commit_max_wait_us = 0;
 };

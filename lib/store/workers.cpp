@@ -66,13 +66,20 @@ Session::~Session() {
 }
 
 Writer::Writer(Connector connect, std::unique_ptr<Connection> first, std::size_t max_batch,
-               std::chrono::microseconds max_wait)
+               std::chrono::microseconds max_wait, int threads)
     : connect_(std::move(connect)), max_batch_(max_batch), max_wait_(max_wait) {
-  if (first) {
-    session_.connection = std::move(first);
-    session_.ops = std::make_unique<Operations>(*session_.connection);
+  for (int i = 0; i < std::max(1, threads); ++i) {
+    auto session = std::make_unique<Session>();
+    if (i == 0 && first) {
+      session->connection = std::move(first);
+      session->ops = std::make_unique<Operations>(*session->connection);
+    }
+    sessions_.push_back(std::move(session));
   }
-  thread_ = std::thread([this] { loop(); });
+  for (auto& session : sessions_) {
+    Session* s = session.get();
+    threads_.emplace_back([this, s] { loop(*s); });
+  }
 }
 
 Writer::~Writer() { stop(); }
@@ -92,131 +99,121 @@ void Writer::submit(std::unique_ptr<StoreJob> job) {
 void Writer::stop() {
   {
     std::lock_guard lock(mu_);
-    if (stopping_ && !thread_.joinable()) return;
+    if (stopped_) return;
     stopping_ = true;
+    stopped_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
 }
 
-void Writer::loop() {
+// Takes the next group: everything queued (up to max_batch). False when stopping and drained.
+bool Writer::next_batch(std::vector<std::unique_ptr<StoreJob>>& batch) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+  if (queue_.empty()) return false;
+  if (max_wait_.count() > 0 && queue_.size() < max_batch_ && !stopping_) {
+    // Optional: trade a little latency for fuller groups.
+    cv_.wait_for(lock, max_wait_, [this] { return stopping_ || queue_.size() >= max_batch_; });
+  }
+  while (!queue_.empty() && batch.size() < max_batch_) {
+    batch.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+  return true;
+}
+
+void Writer::loop(Session& session) {
   std::vector<std::unique_ptr<StoreJob>> batch;
-  for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping and drained
-      if (max_wait_.count() > 0 && queue_.size() < max_batch_ && !stopping_) {
-        // Optional: trade a little latency for fuller groups.
-        cv_.wait_for(lock, max_wait_, [this] { return stopping_ || queue_.size() >= max_batch_; });
-      }
-      while (!queue_.empty() && batch.size() < max_batch_) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
-    }
-    run_batch(batch);
+  while (next_batch(batch)) {
+    run_batch(session, batch);
     batch.clear();
   }
 }
 
-bool Writer::ensure_session(std::exception_ptr& error) {
-  return open_session(session_, connect_, error);
-}
-
 // Opens the write transaction. A connection that died while idle (the database restarted)
 // fails here, before any job ran: replacing it and trying once more is safe.
-bool Writer::begin(std::exception_ptr& error) {
+bool Writer::begin(Session& s, std::exception_ptr& error) {
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!ensure_session(error)) return false;
+    if (!open_session(s, connect_, error)) return false;
     try {
-      session_.connection->begin_write();
+      s.connection->begin_write();
+      error = nullptr;  // a failed first attempt must not be reported for a committed write
       return true;
     } catch (...) {
-      error = as_store_fault("beginning a transaction", session_);
-      bool broken = session_.connection->broken();
-      drop_session_if_broken();
+      error = as_store_fault("beginning a transaction", s);
+      bool broken = s.connection->broken();
+      close_if_broken(s);
       if (!broken) return false;
     }
   }
   return false;
 }
 
-void Writer::drop_session_if_broken() { close_if_broken(session_); }
-
-void Writer::run_batch(std::vector<std::unique_ptr<StoreJob>>& batch) {
-  std::exception_ptr error;
-  if (!ensure_session(error)) {
-    for (auto& job : batch) job->complete(error);
-    return;
-  }
+void Writer::run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch) {
   stats_.jobs += batch.size();
   if (batch.size() == 1) {
-    run_alone(*batch.front());
+    run_alone(s, *batch.front());
     return;
   }
   std::exception_ptr commit_error;
-  if (run_together(batch, commit_error)) {
+  if (run_together(s, batch, commit_error)) {
     for (auto& job : batch) job->complete(commit_error);
     return;
   }
   // One job threw: its neighbours must not pay for it. Each runs again, alone.
-  for (auto& job : batch) {
-    if (!ensure_session(error)) {
-      job->complete(error);
-      continue;
-    }
-    run_alone(*job);
-  }
+  for (auto& job : batch) run_alone(s, *job);
 }
 
 // Runs the whole group in one transaction. Returns false when a job threw (the transaction is
 // rolled back and nothing of the group is applied); true otherwise, with commit_error set when
 // the commit itself failed (then nothing is applied either, and every job gets that error).
-bool Writer::run_together(std::vector<std::unique_ptr<StoreJob>>& batch,
+bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
                           std::exception_ptr& commit_error) {
-  if (!begin(commit_error)) return true;
-  Connection& c = *session_.connection;
+  if (!begin(s, commit_error)) return true;
+  Connection& c = *s.connection;
   for (auto& job : batch) {
     try {
-      job->run(*session_.ops);
+      job->run(*s.ops);
     } catch (...) {
-      session_.ops->discard_notifications();
+      s.ops->discard_notifications();
       c.rollback();
-      drop_session_if_broken();
+      close_if_broken(s);
       return false;
     }
   }
   try {
-    session_.ops->flush_notifications();
+    s.ops->flush_notifications();
     c.commit();
     ++stats_.commits;
   } catch (...) {
-    commit_error = as_store_fault("committing", session_);
-    drop_session_if_broken();
+    commit_error = as_store_fault("committing", s);
+    close_if_broken(s);
   }
   return true;
 }
 
-void Writer::run_alone(StoreJob& job) {
+void Writer::run_alone(Session& s, StoreJob& job) {
   std::exception_ptr error;
-  if (!begin(error)) {
+  if (!begin(s, error)) {
     job.complete(error);
     return;
   }
-  Connection& c = *session_.connection;
+  Connection& c = *s.connection;
   bool in_transaction = true;
   try {
-    job.run(*session_.ops);
-    session_.ops->flush_notifications();
+    job.run(*s.ops);
+    s.ops->flush_notifications();
     in_transaction = false;  // a failed COMMIT ends the transaction too
     c.commit();
     ++stats_.commits;
   } catch (...) {
-    error = as_store_fault("running a write", session_);
-    if (session_.ops) session_.ops->discard_notifications();
+    error = as_store_fault("running a write", s);
+    if (s.ops) s.ops->discard_notifications();
     if (in_transaction) c.rollback();
-    drop_session_if_broken();
+    close_if_broken(s);
   }
   job.complete(error);
 }

@@ -43,35 +43,38 @@ struct WriterStats {
   std::atomic<std::uint64_t> jobs{0};
 };
 
+// Applies write jobs in groups. With several threads (PostgreSQL), each has its own connection
+// and takes the next group from the shared queue while the others commit.
 class Writer {
  public:
   Writer(Connector connect, std::unique_ptr<Connection> first, std::size_t max_batch,
-         std::chrono::microseconds max_wait);
+         std::chrono::microseconds max_wait, int threads = 1);
   ~Writer();
   void submit(std::unique_ptr<StoreJob> job);
-  // Runs what is queued, then stops the thread. Later submissions fail at once.
+  // Runs what is queued, then stops the threads. Later submissions fail at once.
   void stop();
   const WriterStats& stats() const { return stats_; }
 
  private:
-  void loop();
-  void run_batch(std::vector<std::unique_ptr<StoreJob>>& batch);
-  bool run_together(std::vector<std::unique_ptr<StoreJob>>& batch, std::exception_ptr& commit_error);
-  void run_alone(StoreJob& job);
-  bool ensure_session(std::exception_ptr& error);
-  bool begin(std::exception_ptr& error);
-  void drop_session_if_broken();
+  void loop(Session& session);
+  bool next_batch(std::vector<std::unique_ptr<StoreJob>>& batch);
+  void run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch);
+  bool run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
+                    std::exception_ptr& commit_error);
+  void run_alone(Session& s, StoreJob& job);
+  bool begin(Session& s, std::exception_ptr& error);
 
   Connector connect_;
-  Session session_;
   std::size_t max_batch_;
   std::chrono::microseconds max_wait_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<StoreJob>> queue_;
   bool stopping_ = false;
+  bool stopped_ = false;
   WriterStats stats_;
-  std::thread thread_;
+  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::thread> threads_;
 };
 
 class Readers {
