@@ -14,7 +14,7 @@ namespace po = boost::program_options;
 int main(int argc, char** argv) {
   dlq::bench::Options o;
   std::string workload, host = "127.0.0.1";
-  int port = 0;
+  int port = 0, producer_port = 0;
   po::options_description desc(
       "dlq-bench WORKLOAD --port N [options]\n"
       "workloads: enqueue, batch_enqueue, drain, mixed, dead_letter, healthz, wakeup,\n"
@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       ("workload", po::value(&workload)->required(), "what to run")
       ("host", po::value(&host), "dlqd address (127.0.0.1)")
       ("port", po::value(&port)->required(), "dlqd port")
+      ("producer-port", po::value(&producer_port), "wakeup: enqueue through this node (default: --port)")
       ("queue", po::value(&o.queue)->default_value("bench"), "queue name")
       ("connections", po::value(&o.connections)->default_value(16), "client connections")
       ("producers", po::value(&o.producers)->default_value(8), "mixed: producer connections")
@@ -57,6 +58,8 @@ int main(int argc, char** argv) {
     setrlimit(RLIMIT_NOFILE, &limit);
   }
   o.endpoint = {boost::asio::ip::make_address(host), static_cast<unsigned short>(port)};
+  o.producer_endpoint = {o.endpoint.address(),
+                         static_cast<unsigned short>(producer_port ? producer_port : port)};
   try {
     auto result = dlq::bench::run_workload(workload, o);
     std::cout << dlq::bench::to_json(result) << std::endl;

@@ -267,7 +267,7 @@ Result wakeup(const Options& o) {
   asio::io_context ioc;
   Latencies from_response, from_send;
   run_concurrently(ioc, 1, [&](int) -> asio::awaitable<void> {
-    Client claimer(ioc.get_executor(), o.endpoint), producer(ioc.get_executor(), o.endpoint);
+    Client claimer(ioc.get_executor(), o.endpoint), producer(ioc.get_executor(), o.producer_endpoint);
     for (int round = 0; round < o.rounds; ++round) {
       Clock::time_point claimed_at{}, enqueued_at{};
       std::optional<Reply> claim_reply;

@@ -11,6 +11,7 @@ namespace dlq::bench {
 
 struct Options {
   boost::asio::ip::tcp::endpoint endpoint;
+  boost::asio::ip::tcp::endpoint producer_endpoint;  // wakeup: enqueue on another node
   std::string queue;
   int connections = 16;
   int producers = 8;

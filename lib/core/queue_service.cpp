@@ -21,28 +21,20 @@ constexpr TimeMs kMaintenanceIntervalMs = 1000;
 constexpr int kReapBatch = 100;
 constexpr std::size_t kMaxDueEvents = 100000;
 
-// 128 unguessable bits from the kernel, as hex: the secret part of every lease_id.
-std::string random_hex(std::size_t bytes) {
-  std::array<unsigned char, 64> buf{};
-  bytes = std::min(bytes, buf.size());
+void fill_random(unsigned char* out, std::size_t bytes) {
   std::size_t got = 0;
   while (got < bytes) {
-    ssize_t n = getrandom(buf.data() + got, bytes - got, 0);
+    ssize_t n = getrandom(out + got, bytes - got, 0);
     if (n < 0) {
       if (errno == EINTR) continue;
       throw std::runtime_error("getrandom failed");
     }
     got += static_cast<std::size_t>(n);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes * 2);
-  for (std::size_t i = 0; i < bytes; ++i) {
-    out += kHex[buf[i] >> 4];
-    out += kHex[buf[i] & 0xf];
-  }
-  return out;
 }
+
+constexpr std::size_t kLeaseTokenBytes = 16;  // 128 unguessable bits
+constexpr std::size_t kRandomPoolBytes = 4096;
 
 std::string describe(const std::exception_ptr& e) {
   try {
@@ -67,6 +59,29 @@ QueueService::QueueService(asio::any_io_executor executor, store::Store& store,
       wake_timer_(strand_) {}
 
 QueueService::~QueueService() = default;
+
+// The secret part of every lease_id: 128 bits from the kernel's CSPRNG, as hex. Fetched in
+// blocks so a claim costs no system call; each byte is handed out once.
+std::string QueueService::lease_token() {
+  std::lock_guard lock(random_mu_);
+  if (random_pool_.size() != kRandomPoolBytes || random_used_ + kLeaseTokenBytes > kRandomPoolBytes) {
+    random_pool_.resize(kRandomPoolBytes);
+    fill_random(random_pool_.data(), random_pool_.size());
+    random_used_ = 0;
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(kLeaseTokenBytes * 2);
+  for (std::size_t i = 0; i < kLeaseTokenBytes; ++i) {
+    unsigned char b = random_pool_[random_used_ + i];
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  }
+  // Forget the bytes once used.
+  std::fill_n(random_pool_.begin() + static_cast<std::ptrdiff_t>(random_used_), kLeaseTokenBytes, 0);
+  random_used_ += kLeaseTokenBytes;
+  return out;
+}
 
 void QueueService::start() {
   // Other nodes' changes (PostgreSQL): wake claimers here as if the change were local.
@@ -182,10 +197,35 @@ awaitable<Result<Message>> QueueService::find(std::string queue, MessageId id) {
   co_return std::move(*found);
 }
 
+store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at) {
+  TimeMs visibility = cmd.visibility_ms.value_or(
+      seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout));
+  return {cmd.queue, at, cmd.max, at + visibility, lease_token(), cmd.worker, cmd.job_types};
+}
+
+void QueueService::note_leases(const std::vector<Message>& claimed) {
+  std::optional<TimeMs> earliest;
+  for (const auto& m : claimed) {
+    if (m.lease_expires_at && (!earliest || *m.lease_expires_at < *earliest)) {
+      earliest = m.lease_expires_at;
+    }
+  }
+  if (earliest) asio::post(strand_, [this, at = *earliest] { on_lease(at); });
+}
+
 awaitable<std::vector<Message>> QueueService::claim(ClaimCommand cmd, TimeMs now,
                                                     std::shared_ptr<ClaimCancel> cancel) {
-  return asio::co_spawn(strand_, claim_on_strand(std::move(cmd), now, std::move(cancel)),
-                        use_awaitable);
+  // The common case under load: there is work. Take it without a trip through the strand; only
+  // a claim that found nothing and may wait goes there to park.
+  if (!stopping_) {
+    auto claimed = co_await store_.messages_claim(claim_params(cmd, now));
+    if (!claimed.empty() || cmd.wait_ms == 0) {
+      note_leases(claimed);
+      co_return claimed;
+    }
+  }
+  co_return co_await asio::co_spawn(strand_, claim_on_strand(std::move(cmd), now, std::move(cancel)),
+                                    use_awaitable);
 }
 
 void QueueService::cancel_claim(std::shared_ptr<ClaimCancel> cancel) {
@@ -200,8 +240,6 @@ void QueueService::cancel_claim(std::shared_ptr<ClaimCancel> cancel) {
 // nothing takes a token (and looks again) before it parks.
 awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, TimeMs now,
                                                               std::shared_ptr<ClaimCancel> cancel) {
-  const QueuePolicy& policy = config_.policy_for(cmd.queue);
-  TimeMs visibility = cmd.visibility_ms.value_or(seconds_to_ms(policy.visibility_timeout));
   const auto deadline = steady_clock::now() + std::chrono::milliseconds(cmd.wait_ms);
   // Later attempts run at the clock's time, shifted like the first: a pinned X-Now runs on from
   // its instant as the clock moves, a request without X-Now simply follows the clock.
@@ -233,10 +271,7 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
   std::vector<Message> claimed;
   for (;;) {
     if (stopping_ || (cancel && cancel->cancelled)) break;
-    TimeMs at = clock_.now() + clock_offset;
-    store::ClaimParams params{cmd.queue,    at,         cmd.max,      at + visibility,
-                              random_hex(16), cmd.worker, cmd.job_types};
-    claimed = co_await store_.messages_claim(std::move(params));
+    claimed = co_await store_.messages_claim(claim_params(cmd, clock_.now() + clock_offset));
     if (!claimed.empty()) {
       for (const auto& m : claimed) {
         if (m.lease_expires_at) on_lease(*m.lease_expires_at);

@@ -4,8 +4,10 @@
 // SQL. Time comes in as an argument (`now`, from X-Now or the clock); timers use the real clock.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -143,7 +145,14 @@ class QueueService {
   std::optional<TimeMs> next_lease_expiry_;
   TimeMs next_maintenance_ = 0;
   TimeMs armed_for_ = 0;
-  bool stopping_ = false;
+  std::atomic<bool> stopping_{false};  // written on the strand, read anywhere
+  // Kernel randomness fetched in blocks (one getrandom call per 256 leases).
+  std::mutex random_mu_;
+  std::vector<unsigned char> random_pool_;
+  std::size_t random_used_ = 0;
+  std::string lease_token();
+  store::ClaimParams claim_params(const ClaimCommand& cmd, TimeMs at);
+  void note_leases(const std::vector<Message>& claimed);
   bool timer_running_ = false;
   boost::asio::steady_timer wake_timer_;
 };

@@ -105,6 +105,33 @@ BOOST_AUTO_TEST_CASE(two_nodes_32_claimers_5000_messages_each_claimed_once,
   BOOST_TEST(stats.at("succeeded").as_int64() == kMessages);
 }
 
+BOOST_AUTO_TEST_CASE(nodes_starting_at_once_on_a_new_database_migrate_it_once,
+                     *utf::precondition(on_postgresql)) {
+  std::string db = create_pg_database("dlq_race");
+  std::vector<std::unique_ptr<DlqdProcess>> nodes(3);
+  std::vector<std::thread> starters;
+  std::mutex mu;
+  std::vector<std::string> failures;
+  for (auto& node : nodes) {
+    starters.emplace_back([&, slot = &node] {
+      try {
+        *slot = std::make_unique<DlqdProcess>(DlqdOptions("{}", db));
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        failures.push_back(e.what());
+      }
+    });
+  }
+  for (auto& t : starters) t.join();
+  BOOST_TEST(failures.empty(), (failures.empty() ? "" : failures.front()));
+  for (auto& node : nodes) {
+    if (!node) continue;
+    HttpClient c(node->port());
+    BOOST_TEST(c.get("/readyz").status == 200);
+    BOOST_TEST(c.post("/queues/race/messages", json::object{{"payload", "x"}}).status == 201);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_claimer_on_one_node_wakes_on_an_enqueue_on_the_other,
                      *utf::precondition(on_postgresql)) {
   std::string db = create_pg_database("dlq_wake");

@@ -6,6 +6,7 @@
 
 #include "core/transitions.hpp"
 #include "store/store_fixture.hpp"
+#include "support/pg_admin.hpp"
 
 using namespace dlq;
 using namespace dlq::test;
@@ -397,6 +398,48 @@ BOOST_AUTO_TEST_CASE(a_failing_operation_does_not_fail_its_neighbours) {
   done.status = Status::succeeded;
   done.limit = 100;
   BOOST_TEST(wait(store->messages_list(done)).size() == 45u);
+}
+
+boost::test_tools::assertion_result on_postgresql(boost::unit_test::test_unit_id) {
+  boost::test_tools::assertion_result r(test_backend() == Backend::postgresql);
+  r.message() << "a failing COMMIT is provoked with a deferred constraint (PostgreSQL)";
+  return r;
+}
+
+BOOST_AUTO_TEST_CASE(a_failing_commit_answers_every_waiting_operation_and_applies_nothing,
+                     *boost::unit_test::precondition(on_postgresql)) {
+  // Checked only at COMMIT: two messages with the same payload make the commit fail.
+  pg_exec(url, "ALTER TABLE messages ADD CONSTRAINT test_unique_payload UNIQUE (payload) "
+               "DEFERRABLE INITIALLY DEFERRED");
+  constexpr int kWrites = 60;
+  std::vector<std::future<std::vector<store::Inserted>>> futures;
+  for (int i = 0; i < kWrites; ++i) {
+    store::NewMessage n;
+    n.payload = i % 10 == 0 ? "duplicate" : std::to_string(i);
+    store::InsertParams p{"q", {n}, T};
+    futures.push_back(asio::co_spawn(ioc, store->messages_insert(p), asio::use_future));
+  }
+  ioc.restart();
+  int ok = 0, failed = 0;
+  for (auto& f : futures) {
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    try {
+      f.get();
+      ++ok;
+    } catch (const std::exception&) {
+      ++failed;
+    }
+  }
+  BOOST_TEST(ok + failed == kWrites);  // nobody left hanging
+  BOOST_TEST(failed >= 5);             // at least every duplicate after the first
+  store::ListParams all;
+  all.queue = "q";
+  all.limit = 100;
+  // Nothing half-applied: exactly the answered successes are stored.
+  BOOST_TEST(wait(store->messages_list(all)).size() == static_cast<std::size_t>(ok));
+  // And the store goes on working.
+  pg_exec(url, "ALTER TABLE messages DROP CONSTRAINT test_unique_payload");
+  BOOST_TEST(insert("q", "after", T).id > 0);
 }
 
 BOOST_AUTO_TEST_CASE(reopening_applies_no_migration_twice) {

@@ -26,8 +26,10 @@ std::string pg_admin_url() {
   return v;
 }
 
-void pg_admin_exec(const std::string& sql) {
-  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(pg_admin_url().c_str()), &PQfinish);
+void pg_admin_exec(const std::string& sql) { pg_exec(pg_admin_url(), sql); }
+
+void pg_exec(const std::string& url, const std::string& sql) {
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectdb(url.c_str()), &PQfinish);
   if (PQstatus(conn.get()) != CONNECTION_OK) {
     throw std::runtime_error(std::string("cannot reach PostgreSQL: ") + PQerrorMessage(conn.get()));
   }

@@ -16,5 +16,7 @@ std::string pg_admin_url();
 std::string create_pg_database(const std::string& prefix);
 // Runs one SQL command against the admin database (throws on failure).
 void pg_admin_exec(const std::string& sql);
+// Runs one SQL command against the database at `url` (throws on failure).
+void pg_exec(const std::string& url, const std::string& sql);
 
 }  // namespace dlq::test
