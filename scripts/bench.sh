@@ -68,12 +68,21 @@ JSON
   if [ -z "$port" ]; then echo "dlqd ($name) did not start:" >&2; cat "$work/$name.log" >&2; exit 1; fi
 }
 
-# run CONFIG WORKLOAD [dlq-bench args...]
+# metric NAME: the current value of a counter from dlqd's /metrics
+metric() {
+  curl -s "http://127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n { print $2 }'
+}
+
+# run CONFIG WORKLOAD [dlq-bench args...]; also records the write operations per commit
 run() {
   local config="$1" workload="$2"
   shift 2
-  local line
+  local line commits0 ops0 commits1 ops1 per_commit
+  commits0="$(metric dlq_store_commits_total)"; ops0="$(metric dlq_store_operations_total)"
   line="$("$bench" "$workload" --port "$port" "$@")"
+  commits1="$(metric dlq_store_commits_total)"; ops1="$(metric dlq_store_operations_total)"
+  per_commit="$(awk -v c=$((commits1 - commits0)) -v o=$((ops1 - ops0)) 'BEGIN { if (c > 0) printf "%.2f", o / c; else print 0 }')"
+  line="${line%\}},\"ops_per_commit\":$per_commit}"
   echo "{\"config\":\"$config\",${line#\{}" >> "$results"
   echo "  $config $workload: $line" >&2
 }

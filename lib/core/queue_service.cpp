@@ -241,9 +241,10 @@ void QueueService::cancel_claim(std::shared_ptr<ClaimCancel> cancel) {
 awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, TimeMs now,
                                                               std::shared_ptr<ClaimCancel> cancel) {
   const auto deadline = steady_clock::now() + std::chrono::milliseconds(cmd.wait_ms);
-  // Later attempts run at the clock's time, shifted like the first: a pinned X-Now runs on from
-  // its instant as the clock moves, a request without X-Now simply follows the clock.
-  const TimeMs clock_offset = now - clock_.now();
+  // A pinned X-Now runs on from its instant as the clock moves. Without one, every attempt reads
+  // the clock: a woken claim must look at the instant it was woken for, not at the (earlier)
+  // instant its request arrived, or a retry that just became due would be missed.
+  const TimeMs clock_offset = cmd.pinned_now ? now - clock_.now() : 0;
 
   // Leaves no waiter and no claim state behind, however the claim ends (answer, timeout,
   // cancel, store fault).
@@ -255,6 +256,7 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
     bool claimed = false;
     ~Parking() {
       if (waiter) {
+        --service.waiting_;
         service.waiters_.remove(queue, waiter.get());
         if (cancel) cancel->waiter = nullptr;
         // A wake-up meant for this waiter, or more work after what it took, goes to the next.
@@ -289,6 +291,7 @@ awaitable<std::vector<Message>> QueueService::claim_on_strand(ClaimCommand cmd, 
       parking.waiter->job_types = cmd.job_types;
       waiters_.park(cmd.queue, parking.waiter.get());
       if (cancel) cancel->waiter = parking.waiter.get();
+      ++waiting_;
     }
     parking.waiter->woken = false;
     parking.waiter->timer.expires_at(deadline);

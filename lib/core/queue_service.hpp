@@ -38,6 +38,9 @@ struct ClaimCommand {
   std::optional<TimeMs> visibility_ms;  // default: the queue's policy
   std::optional<std::string> worker;
   std::vector<std::string> job_types;
+  // The request pinned "now" (X-Now): attempts after a wake-up run at that instant plus the
+  // time since. Otherwise every attempt reads the clock.
+  bool pinned_now = false;
 };
 
 // Lets the HTTP layer end a parked claim whose client went away. Strand-confined state.
@@ -96,6 +99,8 @@ class QueueService {
   awaitable<bool> ready();
 
   const Config& config() const { return config_; }
+  std::size_t waiting_claimers() const { return waiting_.load(); }
+  store::WriteStats write_stats() const { return store_.write_stats(); }
   const Redactor& redactor() const { return redactor_; }
   const Clock& clock() const { return clock_; }
 
@@ -146,6 +151,7 @@ class QueueService {
   TimeMs next_maintenance_ = 0;
   TimeMs armed_for_ = 0;
   std::atomic<bool> stopping_{false};  // written on the strand, read anywhere
+  std::atomic<std::size_t> waiting_{0};  // parked claimers, for metrics
   // Kernel randomness fetched in blocks (one getrandom call per 256 leases).
   std::mutex random_mu_;
   std::vector<unsigned char> random_pool_;

@@ -31,6 +31,7 @@ Api::Api(core::QueueService& service, const Config& config, const std::atomic<bo
   router_.add("GET", "/queues/{queue}/messages/{id}/attempts", bind(&Api::attempts));
   router_.add("GET", "/queues", bind(&Api::queues));
   router_.add("GET", "/queues/{queue}/stats", bind(&Api::queue_stats));
+  router_.add("GET", "/metrics", bind(&Api::metrics));
   router_.add("GET", "/healthz", bind(&Api::healthz));
   router_.add("GET", "/readyz", bind(&Api::readyz));
 }
@@ -278,6 +279,7 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
   TimeMs now = request_now(config_, service_.clock(), req, errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   in.command.queue = *queue;
+  in.command.pinned_now = req.header("x-now") != nullptr;
 
   // While the claim waits, watch the connection: a client that leaves ends the wait.
   auto cancel = std::make_shared<core::ClaimCancel>();
@@ -537,6 +539,27 @@ Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
   TimeMs now = service_.clock().now();
   auto one = co_await service_.stats(*queue, now);
   co_return json_response(200, stats_json(one.at(0), now));
+}
+
+// Prometheus text format. The first metrics of B5: how group commit groups, and parked claims.
+Api::R Api::metrics(const Request&, const RouteMatch&) {
+  auto writes = service_.write_stats();
+  std::string body;
+  auto metric = [&body](const char* name, const char* type, const char* help, double value) {
+    body += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+            name + " " + std::to_string(static_cast<long long>(value)) + "\n";
+  };
+  metric("dlq_store_commits_total", "counter", "Write transactions committed.",
+         static_cast<double>(writes.commits));
+  metric("dlq_store_operations_total", "counter",
+         "Write operations applied; several share one commit (group commit).",
+         static_cast<double>(writes.operations));
+  metric("dlq_long_poll_waiters", "gauge", "Claims parked waiting for work right now.",
+         static_cast<double>(service_.waiting_claimers()));
+  Response r;
+  r.content_type = "text/plain; version=0.0.4";
+  r.body = std::move(body);
+  co_return r;
 }
 
 Api::R Api::healthz(const Request&, const RouteMatch&) {

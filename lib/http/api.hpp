@@ -38,6 +38,7 @@ class Api {
   R queues(const Request& req, const RouteMatch& m);
   R queue_stats(const Request& req, const RouteMatch& m);
   R healthz(const Request& req, const RouteMatch& m);
+  R metrics(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
 
   core::QueueService& service_;

@@ -10,7 +10,8 @@
 
 namespace dlq::store {
 
-Operations::Operations(Connection& connection) : c_(connection) {}
+Operations::Operations(Connection& connection, std::string node)
+    : c_(connection), node_(std::move(node)) {}
 
 Operations::~Operations() = default;
 
@@ -346,7 +347,7 @@ void Operations::note_due(const Message& m) {
 void Operations::flush_notifications() {
   for (const auto& [queue, due] : notes_) {
     // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters).
-    c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(queue, due) + "'");
+    c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(node_, queue, due) + "'");
   }
   notes_.clear();
 }

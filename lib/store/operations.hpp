@@ -15,7 +15,8 @@ namespace dlq::store {
 
 class Operations {
  public:
-  explicit Operations(Connection& connection);
+  // `node`: this process's id in change notifications (PostgreSQL).
+  Operations(Connection& connection, std::string node);
   ~Operations();
   Operations(const Operations&) = delete;
   Operations& operator=(const Operations&) = delete;
@@ -52,6 +53,7 @@ class Operations {
   void note_due(const Message& m);
 
   Connection& c_;
+  std::string node_;
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
 
   // Buffers the prepared statements are bound to (one thread uses them at a time).

@@ -9,24 +9,26 @@
 
 namespace dlq::store {
 
-std::string encode_change(const std::string& queue, TimeMs due) {
-  return std::to_string(due) + ":" + queue;
+std::string encode_change(const std::string& node, const std::string& queue, TimeMs due) {
+  return node + ":" + std::to_string(due) + ":" + queue;
 }
 
-bool decode_change(const std::string& payload, std::string& queue, TimeMs& due) {
-  auto colon = payload.find(':');
-  if (colon == std::string::npos || colon == 0) return false;
+bool decode_change(const std::string& payload, std::string& node, std::string& queue, TimeMs& due) {
+  auto first = payload.find(':');
+  auto second = first == std::string::npos ? first : payload.find(':', first + 1);
+  if (second == std::string::npos || first == 0) return false;
+  node = payload.substr(0, first);
   try {
-    due = std::stoll(payload.substr(0, colon));
+    due = std::stoll(payload.substr(first + 1, second - first - 1));
   } catch (const std::exception&) {
     return false;
   }
-  queue = payload.substr(colon + 1);
+  queue = payload.substr(second + 1);
   return !queue.empty();
 }
 
-PgListener::PgListener(std::string conninfo, ChangeCallback callback)
-    : conninfo_(std::move(conninfo)), callback_(std::move(callback)) {
+PgListener::PgListener(std::string conninfo, std::string own_node, ChangeCallback callback)
+    : conninfo_(std::move(conninfo)), own_node_(std::move(own_node)), callback_(std::move(callback)) {
   if (pipe(wake_) != 0) throw std::runtime_error("pipe failed");
   thread_ = std::thread([this] { loop(); });
 }
@@ -65,9 +67,9 @@ void PgListener::loop() {
         if (fds[1].revents) break;
         if (!PQconsumeInput(conn)) break;  // the connection is gone
         while (PGnotify* note = PQnotifies(conn)) {
-          std::string queue;
+          std::string node, queue;
           TimeMs due = 0;
-          if (decode_change(note->extra, queue, due)) callback_(queue, due);
+          if (decode_change(note->extra, node, queue, due) && node != own_node_) callback_(queue, due);
           PQfreemem(note);
         }
       }

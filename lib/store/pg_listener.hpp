@@ -14,14 +14,16 @@
 
 namespace dlq::store {
 
-// The channel and the payload format ("<due ms, 0 for now>:<queue>") both ends agree on.
+// The channel and the payload both ends agree on: "<node>:<due ms, 0 for now>:<queue>". The
+// node id lets a listener skip its own node's changes (it has announced them locally already;
+// waking twice would wake two claimers for one message).
 inline constexpr const char* kNotifyChannel = "dlq_changes";
-std::string encode_change(const std::string& queue, TimeMs due);
-bool decode_change(const std::string& payload, std::string& queue, TimeMs& due);
+std::string encode_change(const std::string& node, const std::string& queue, TimeMs due);
+bool decode_change(const std::string& payload, std::string& node, std::string& queue, TimeMs& due);
 
 class PgListener {
  public:
-  PgListener(std::string conninfo, ChangeCallback callback);
+  PgListener(std::string conninfo, std::string own_node, ChangeCallback callback);
   ~PgListener();
   PgListener(const PgListener&) = delete;
   PgListener& operator=(const PgListener&) = delete;
@@ -31,6 +33,7 @@ class PgListener {
   void loop();
 
   std::string conninfo_;
+  std::string own_node_;
   ChangeCallback callback_;
   std::atomic<bool> stopping_{false};
   int wake_[2] = {-1, -1};  // a pipe that interrupts poll() on stop

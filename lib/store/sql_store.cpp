@@ -1,5 +1,8 @@
 #include "store/sql_store.hpp"
 
+#include <cstdio>
+#include <random>
+
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/post.hpp>
@@ -64,18 +67,31 @@ awaitable<R> SqlStore::read(Fn fn) {
       std::move(initiate), asio::use_awaitable, std::move(fn));
 }
 
-SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)) {
+namespace {
+
+// A random id for this process, so its listener can tell its own notifications from others'.
+std::string make_node_id() {
+  std::random_device rd;
+  std::uniform_int_distribution<unsigned long long> dist;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", dist(rd));
+  return buf;
+}
+
+}  // namespace
+
+SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node_(make_node_id()) {
   ConnectionOptions co{options_.target, options_.sqlite_synchronous};
   auto first = std::make_unique<Connection>(co);
   apply_migrations(*first);
-  Connector connect = [co] { return std::make_unique<Connection>(co); };
+  SessionFactory sessions{[co] { return std::make_unique<Connection>(co); }, node_};
   bool sqlite = options_.target.backend == DatabaseTarget::Backend::sqlite;
   int writers = sqlite ? 1 : std::max(1, options_.pool_size / 2);
-  writer_ = std::make_unique<Writer>(connect, std::move(first),
+  writer_ = std::make_unique<Writer>(sessions, std::move(first),
                                      static_cast<std::size_t>(options_.group_commit_max_batch),
                                      std::chrono::microseconds(options_.group_commit_max_wait_us),
                                      writers);
-  readers_ = std::make_unique<Readers>(connect, std::max(1, options_.pool_size - writers));
+  readers_ = std::make_unique<Readers>(sessions, std::max(1, options_.pool_size - writers));
 }
 
 SqlStore::~SqlStore() { close(); }
@@ -84,6 +100,10 @@ void SqlStore::close() {
   if (listener_) listener_->stop();
   if (writer_) writer_->stop();
   if (readers_) readers_->stop();
+}
+
+WriteStats SqlStore::write_stats() const {
+  return {writer_->stats().commits.load(), writer_->stats().jobs.load()};
 }
 
 double SqlStore::operations_per_commit() const {
@@ -141,7 +161,7 @@ awaitable<std::vector<QueueStats>> SqlStore::queue_stats(std::optional<std::stri
 
 void SqlStore::subscribe_changes(ChangeCallback callback) {
   if (options_.target.backend != DatabaseTarget::Backend::postgresql) return;
-  listener_ = std::make_unique<PgListener>(options_.target.libpq_conninfo, std::move(callback));
+  listener_ = std::make_unique<PgListener>(options_.target.libpq_conninfo, node_, std::move(callback));
 }
 
 awaitable<bool> SqlStore::ping() {

@@ -47,6 +47,7 @@ class SqlStore final : public Store {
   void subscribe_changes(ChangeCallback callback) override;
   void close() override;
 
+  WriteStats write_stats() const override;
   // Average operations per commit since start (group commit at work).
   double operations_per_commit() const;
 
@@ -57,6 +58,7 @@ class SqlStore final : public Store {
   awaitable<R> read(Fn fn);
 
   SqlStoreOptions options_;
+  std::string node_;  // this process, in change notifications
   std::unique_ptr<Writer> writer_;
   std::unique_ptr<Readers> readers_;
   std::unique_ptr<PgListener> listener_;

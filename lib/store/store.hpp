@@ -110,6 +110,12 @@ struct QueueStats {
 // missed: look at every queue".
 using ChangeCallback = std::function<void(const std::string& queue, TimeMs due)>;
 
+// Counters of the write path since start: how well group commit groups.
+struct WriteStats {
+  std::uint64_t commits = 0;
+  std::uint64_t operations = 0;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -138,6 +144,8 @@ class Store {
 
   // True when the database answers and its schema is current.
   virtual awaitable<bool> ping() = 0;
+
+  virtual WriteStats write_stats() const = 0;
 
   // Finishes queued work, then closes every connection. Operations after close throw.
   virtual void close() = 0;

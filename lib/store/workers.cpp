@@ -35,11 +35,11 @@ std::string describe(const std::exception_ptr& e) {
   }
 }
 
-bool open_session(Session& s, const Connector& connect, std::exception_ptr& error) {
+bool open_session(Session& s, const SessionFactory& factory, std::exception_ptr& error) {
   if (s.connection) return true;
   try {
-    s.connection = connect();
-    s.ops = std::make_unique<Operations>(*s.connection);
+    s.connection = factory.connect();
+    s.ops = std::make_unique<Operations>(*s.connection, factory.node);
     return true;
   } catch (...) {
     s.ops.reset();
@@ -65,14 +65,14 @@ Session::~Session() {
   connection.reset();
 }
 
-Writer::Writer(Connector connect, std::unique_ptr<Connection> first, std::size_t max_batch,
+Writer::Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::size_t max_batch,
                std::chrono::microseconds max_wait, int threads)
-    : connect_(std::move(connect)), max_batch_(max_batch), max_wait_(max_wait) {
+    : factory_(std::move(factory)), max_batch_(max_batch), max_wait_(max_wait) {
   for (int i = 0; i < std::max(1, threads); ++i) {
     auto session = std::make_unique<Session>();
     if (i == 0 && first) {
       session->connection = std::move(first);
-      session->ops = std::make_unique<Operations>(*session->connection);
+      session->ops = std::make_unique<Operations>(*session->connection, factory_.node);
     }
     sessions_.push_back(std::move(session));
   }
@@ -137,7 +137,7 @@ void Writer::loop(Session& session) {
 // fails here, before any job ran: replacing it and trying once more is safe.
 bool Writer::begin(Session& s, std::exception_ptr& error) {
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (!open_session(s, connect_, error)) return false;
+    if (!open_session(s, factory_, error)) return false;
     try {
       s.connection->begin_write();
       error = nullptr;  // a failed first attempt must not be reported for a committed write
@@ -218,7 +218,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   job.complete(error);
 }
 
-Readers::Readers(Connector connect, int threads) : connect_(std::move(connect)) {
+Readers::Readers(SessionFactory factory, int threads) : factory_(std::move(factory)) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { loop(); });
 }
 
@@ -263,7 +263,7 @@ void Readers::loop() {
     std::exception_ptr error;
     for (int attempt = 0; attempt < 2; ++attempt) {
       error = nullptr;
-      if (!open_session(session, connect_, error)) break;
+      if (!open_session(session, factory_, error)) break;
       try {
         job->run(*session.ops);
         break;

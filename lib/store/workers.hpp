@@ -38,6 +38,12 @@ struct Session {
 };
 using Connector = std::function<std::unique_ptr<Connection>()>;
 
+// What every store thread needs to open a session: a way to connect, and this node's id.
+struct SessionFactory {
+  Connector connect;
+  std::string node;
+};
+
 struct WriterStats {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> jobs{0};
@@ -47,7 +53,7 @@ struct WriterStats {
 // and takes the next group from the shared queue while the others commit.
 class Writer {
  public:
-  Writer(Connector connect, std::unique_ptr<Connection> first, std::size_t max_batch,
+  Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::size_t max_batch,
          std::chrono::microseconds max_wait, int threads = 1);
   ~Writer();
   void submit(std::unique_ptr<StoreJob> job);
@@ -64,7 +70,7 @@ class Writer {
   void run_alone(Session& s, StoreJob& job);
   bool begin(Session& s, std::exception_ptr& error);
 
-  Connector connect_;
+  SessionFactory factory_;
   std::size_t max_batch_;
   std::chrono::microseconds max_wait_;
   std::mutex mu_;
@@ -79,7 +85,7 @@ class Writer {
 
 class Readers {
  public:
-  Readers(Connector connect, int threads);
+  Readers(SessionFactory factory, int threads);
   ~Readers();
   void submit(std::unique_ptr<StoreJob> job);
   void stop();
@@ -87,7 +93,7 @@ class Readers {
  private:
   void loop();
 
-  Connector connect_;
+  SessionFactory factory_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<StoreJob>> queue_;

@@ -187,4 +187,36 @@ BOOST_AUTO_TEST_CASE(a_claim_for_other_job_types_keeps_waiting) {
   BOOST_TEST(str(producer.get(message_path(q, email.at("id").as_int64())).json(), "status") == "pending");
 }
 
+BOOST_AUTO_TEST_CASE(metrics_count_parked_claims_and_group_commits) {
+  auto value_of = [](const std::string& text, const std::string& name) {
+    auto at = text.find("\n" + name + " ");
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, name << " missing from /metrics");
+    return std::stoll(text.substr(at + name.size() + 2));
+  };
+  HttpClient c(shared_dlqd().port());
+  auto before = c.get("/metrics");
+  BOOST_TEST(before.status == 200);
+  BOOST_TEST(before.header("content-type") == "text/plain; version=0.0.4");
+  BOOST_TEST(value_of(before.body, "dlq_long_poll_waiters") == 0);
+  std::string q = fresh_queue();
+  std::thread claimer([&] {
+    HttpClient w(shared_dlqd().port());
+    claim(w, q, {{"wait_seconds", 20}});
+  });
+  long long parked = 0;
+  for (int i = 0; i < 50 && parked == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+    parked = value_of(c.get("/metrics").body, "dlq_long_poll_waiters");
+  }
+  BOOST_TEST(parked == 1);
+  enqueue(c, q, "done waiting");
+  claimer.join();
+  auto after = c.get("/metrics").body;
+  BOOST_TEST(value_of(after, "dlq_long_poll_waiters") == 0);
+  long long commits = value_of(after, "dlq_store_commits_total");
+  long long operations = value_of(after, "dlq_store_operations_total");
+  BOOST_TEST(commits > value_of(before.body, "dlq_store_commits_total"));
+  BOOST_TEST(operations >= commits);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
