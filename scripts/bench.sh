@@ -4,14 +4,17 @@
 # figures as JSON to bench-results/latest.json. Every workload's final counts are verified.
 #   scripts/bench.sh            the default run (under 5 minutes)
 #   scripts/bench.sh --quick    smaller numbers, for a smoke test
+#   scripts/bench.sh --scale    1,000,000 pending messages: claim latency, restart, memory
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=0
+scale=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
-    *) echo "usage: $0 [--quick]" >&2; exit 2 ;;
+    --scale) scale=1 ;;
+    *) echo "usage: $0 [--quick | --scale]" >&2; exit 2 ;;
   esac
 done
 
@@ -60,9 +63,9 @@ start_dlqd() {
 JSON
   "$dlqd" --config "$work/$name.json" --listen 127.0.0.1:0 > "$work/$name.out" 2> "$work/$name.log" &
   pid=$!
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 1500); do
     if grep -q "listening on" "$work/$name.out" 2>/dev/null; then break; fi
-    sleep 0.1
+    sleep 0.02
   done
   port="$(grep -o '[0-9]*$' "$work/$name.out" | head -n 1)"
   if [ -z "$port" ]; then echo "dlqd ($name) did not start:" >&2; cat "$work/$name.log" >&2; exit 1; fi
@@ -109,6 +112,36 @@ throughput_suite() {
   expect w5 "ready=$W5_MESSAGES"
   run "$config" healthz --connections 16 --seconds "$HEALTH_SECONDS"
 }
+
+rss_mb() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+
+if [ "$scale" = 1 ]; then
+  SCALE_MESSAGES="${DLQ_SCALE_MESSAGES:-1000000}"
+  echo "== scale: claim latency with $SCALE_MESSAGES pending messages (SQLite FULL)" >&2
+  start_dlqd scale "sqlite:$work/scale.db" full
+  "$bench" batch_enqueue --port "$port" --queue small --messages 2000 --connections 4 >/dev/null
+  run scale claim_latency --queue small --messages 1000
+  empty_p50="$(tail -n 1 "$results" | grep -o '"p50_ms":[0-9.]*' | cut -d: -f2)"
+  run scale batch_enqueue --queue big --messages "$SCALE_MESSAGES" --batch 100 --connections 8
+  expect big "ready=$SCALE_MESSAGES"
+  run scale claim_latency --queue big --messages 1000
+  full_p50="$(tail -n 1 "$results" | grep -o '"p50_ms":[0-9.]*' | cut -d: -f2)"
+  rss="$(rss_mb "$pid")"
+  stop_dlqd
+  restart_start="$(date +%s.%N)"
+  start_dlqd scale "sqlite:$work/scale.db" full
+  until curl -sf "http://127.0.0.1:$port/readyz" >/dev/null; do sleep 0.05; done
+  restart_s="$(echo "$(date +%s.%N) - $restart_start" | bc)"
+  rss_after="$(rss_mb "$pid")"
+  stop_dlqd
+  echo
+  echo "pending messages:          $SCALE_MESSAGES"
+  echo "claim p50, small queue:    $empty_p50 ms"
+  echo "claim p50, full queue:     $full_p50 ms  (ratio $(echo "scale=2; $full_p50 / $empty_p50" | bc))"
+  echo "RSS with the full queue:   $rss MB (after a restart: $rss_after MB)"
+  echo "restart to ready:          $restart_s s"
+  exit 0
+fi
 
 echo "== SQLite, synchronous=FULL (the default)" >&2
 start_dlqd sqlite_full "sqlite:$work/full.db" full

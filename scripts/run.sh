@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build/release -j"${JOBS:-2}" --target dlqd
+cmake --build build/release -j"${JOBS:-2}" --target dlqd >&2  # stdout: only dlqd's readiness line
 exec build/release/app/dlqd --config config/dlqd.json "$@"

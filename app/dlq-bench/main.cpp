@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   po::options_description desc(
       "dlq-bench WORKLOAD --port N [options]\n"
       "workloads: enqueue, batch_enqueue, drain, mixed, dead_letter, healthz, wakeup,\n"
-      "           due_accuracy, idle_pollers, expect\nOptions");
+      "           due_accuracy, idle_pollers, claim_latency, expect\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("workload", po::value(&workload)->required(), "what to run")

@@ -401,6 +401,25 @@ Result idle_pollers(const Options& o) {
   return r;
 }
 
+// Claim latency on its own: one connection claims --messages messages (and does not finish them).
+Result claim_latency(const Options& o) {
+  asio::io_context ioc;
+  Latencies lat;
+  long long got = 0;
+  auto start = Clock::now();
+  run_concurrently(ioc, 1, [&](int) -> asio::awaitable<void> {
+    Client c(ioc.get_executor(), o.endpoint);
+    for (int i = 0; i < o.messages; ++i) {
+      auto r = co_await c.request(http_verb::post, claim_path(o), "{}");
+      expect(r, 200, "claim");
+      if (!json::parse(r.body).at("claimed").as_bool()) throw std::runtime_error("queue ran dry");
+      lat.add(r.latency);
+      ++got;
+    }
+  });
+  return finish("claim_latency", lat, got, since(start));
+}
+
 // Checks the queue's counts (GET /queues/{q}/stats) against --expect: nothing acknowledged lost.
 Result expect_counts(const Options& o) {
   asio::io_context ioc;
@@ -452,6 +471,7 @@ Result run_workload(const std::string& name, const Options& o) {
   if (name == "due_accuracy") return due_accuracy(o);
   if (name == "idle_pollers") return idle_pollers(o);
   if (name == "expect") return expect_counts(o);
+  if (name == "claim_latency") return claim_latency(o);
   throw std::runtime_error("unknown workload: " + name);
 }
 
