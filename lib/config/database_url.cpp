@@ -3,28 +3,15 @@
 #include <string_view>
 
 #include "config/config.hpp"
+#include "model/percent.hpp"
 
 namespace dlq {
 namespace {
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
+std::string decode(std::string_view s) {
+  auto decoded = percent_decode(s);
+  if (!decoded) throw ConfigError("database URL has a malformed percent escape");
+  return *decoded;
 }
 
 // libpq keyword values are quoted when they hold spaces, quotes or backslashes.
@@ -68,26 +55,26 @@ DatabaseTarget parse_database_url(const std::string& url) {
         throw ConfigError("database URL has a malformed query parameter");
       }
       params += ' ';
-      params += percent_decode(pair.substr(0, eq));
+      params += decode(pair.substr(0, eq));
       params += '=';
-      params += conninfo_value(percent_decode(pair.substr(eq + 1)));
+      params += conninfo_value(decode(pair.substr(eq + 1)));
     }
   }
   std::string_view authority = rest;
   std::string dbname;
   if (auto slash = rest.find('/'); slash != std::string_view::npos) {
     authority = rest.substr(0, slash);
-    dbname = percent_decode(rest.substr(slash + 1));
+    dbname = decode(rest.substr(slash + 1));
   }
   std::string user, password;
   if (auto at = authority.rfind('@'); at != std::string_view::npos) {
     std::string_view userinfo = authority.substr(0, at);
     authority = authority.substr(at + 1);
     if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
-      user = percent_decode(userinfo.substr(0, colon));
-      password = percent_decode(userinfo.substr(colon + 1));
+      user = decode(userinfo.substr(0, colon));
+      password = decode(userinfo.substr(colon + 1));
     } else {
-      user = percent_decode(userinfo);
+      user = decode(userinfo);
     }
   }
   std::string host, port;
@@ -115,7 +102,7 @@ DatabaseTarget parse_database_url(const std::string& url) {
     ci += '=';
     ci += conninfo_value(value);
   };
-  add("host", percent_decode(host));
+  add("host", decode(host));
   add("port", port);
   add("dbname", dbname);
   add("user", user);

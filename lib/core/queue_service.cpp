@@ -36,16 +36,6 @@ void fill_random(unsigned char* out, std::size_t bytes) {
 constexpr std::size_t kLeaseTokenBytes = 16;  // 128 unguessable bits
 constexpr std::size_t kRandomPoolBytes = 4096;
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown error";
-  }
-}
-
 }  // namespace
 
 QueueService::QueueService(asio::any_io_executor executor, store::Store& store,

@@ -2,13 +2,13 @@
 
 #include <boost/json.hpp>
 
-#include "http/json_codec.hpp"
-#include "http/problem.hpp"
+#include "http/api_support.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::http {
 namespace json = boost::json;
 using boost::asio::awaitable;
+using namespace support;
 
 Api::Api(core::QueueService& service, const Config& config, const std::atomic<bool>& shutting_down)
     : service_(service), config_(config), shutting_down_(shutting_down) {
@@ -36,114 +36,11 @@ Api::Api(core::QueueService& service, const Config& config, const std::atomic<bo
   router_.add("GET", "/readyz", bind(&Api::readyz));
 }
 
-namespace {
-
-constexpr std::size_t kMaxBatch = 1000;
-
-ProblemContext context(const Config& c, const Request& r) { return {c.problem_base, r.path}; }
-
-Response json_response(int status, const json::value& body) {
-  Response r;
-  r.status = status;
-  r.body = json::serialize(body);
-  return r;
+// A service outcome as the answer: the message (as its audience may see it) or the problem.
+Response Api::answer(const Request& req, const Result<Message>& result, Audience audience) const {
+  if (!result) return problem_from_error(context(config_, req), result.error());
+  return json_response(200, message_json(*result, {audience, false}, service_.redactor()));
 }
-
-Response unknown_queue(const Config& c, const Request& r) {
-  return problem(context(c, r), 404, "unknown-queue", "Unknown queue",
-                 "queue names are 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
-                 "unknown queue name");
-}
-
-Response message_not_found(const Config& c, const Request& r) {
-  return problem(context(c, r), 404, "message-not-found", "Message not found",
-                 "no message with this id in this queue", "message not found");
-}
-
-std::optional<std::string> queue_param(std::string_view raw) {
-  auto decoded = decode_segment(raw);
-  if (!decoded || !core::valid_queue_name(*decoded)) return std::nullopt;
-  return decoded;
-}
-
-// Routes that name a message: an invalid queue name or id is "message not found".
-bool message_target(const RouteMatch& m, std::string& queue, MessageId& id) {
-  auto q = queue_param(m.params.at(0));
-  auto decoded = decode_segment(m.params.at(1));
-  auto parsed = decoded ? core::parse_message_id(*decoded) : std::nullopt;
-  if (!q || !parsed) return false;
-  queue = std::move(*q);
-  id = *parsed;
-  return true;
-}
-
-// A missing or empty body is {}; anything but a JSON object is 400 invalid-json.
-std::optional<Response> read_object(const Config& c, const Request& req, json::object& out) {
-  if (req.body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
-  std::error_code ec;
-  json::value v = json::parse(req.body, ec);
-  if (ec || !v.is_object()) {
-    std::string detail = ec ? "the request body is not valid JSON: " + ec.message()
-                            : "the request body must be a JSON object";
-    return problem(context(c, req), 400, "invalid-json", "Invalid JSON", detail,
-                   "request body must be a JSON object");
-  }
-  out = std::move(v.get_object());
-  return std::nullopt;
-}
-
-// "now" for routes that read the clock: the real clock, or X-Now when testing allows it. An
-// X-Now problem is reported after every body field (http-api.md C).
-TimeMs request_now(const Config& c, const Clock& clock, const Request& req, FieldErrors& errors) {
-  const std::string* header = req.header("x-now");
-  if (!header) return clock.now();
-  if (!c.testing.allow_clock_override) {
-    errors.push_back({"X-Now", "X-Now is only accepted when testing.allow_clock_override is on",
-                      "disabled"});
-    return clock.now();
-  }
-  if (auto t = parse_timestamp(*header)) return *t;
-  errors.push_back({"X-Now", "X-Now must be an RFC 3339 timestamp", "invalid"});
-  return clock.now();
-}
-
-// A relative delay or an absolute time becomes the first claimable time (none when not later).
-std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optional<TimeMs> run_at,
-                                      TimeMs now) {
-  std::optional<TimeMs> at = run_at;
-  if (delay_ms) at = now + *delay_ms;
-  if (at && *at <= now) at.reset();
-  return at;
-}
-
-json::value age_seconds(const std::optional<TimeMs>& since, TimeMs now) {
-  if (!since) return nullptr;
-  return std::max<TimeMs>(0, now - *since) / kMillisPerSecond;
-}
-
-json::object stats_json(const store::QueueStats& s, TimeMs now) {
-  json::object o;
-  o["queue"] = s.queue;
-  o["ready"] = s.ready;
-  o["scheduled"] = s.scheduled;
-  o["processing"] = s.processing;
-  o["succeeded"] = s.succeeded;
-  o["dead"] = s.dead;
-  o["dismissed"] = s.dismissed;
-  o["oldest_ready_age_seconds"] = age_seconds(s.oldest_ready_since, now);
-  o["oldest_dead_age_seconds"] = age_seconds(s.oldest_dead_at, now);
-  return o;
-}
-
-json::value owner_json(const Message& m, const core::Redactor& r) {
-  return message_json(m, {Audience::owner, false}, r);
-}
-
-json::value people_json(const Message& m, const core::Redactor& r) {
-  return message_json(m, {Audience::people, false}, r);
-}
-
-}  // namespace
 
 awaitable<Response> Api::handle(const Request& req) {
   RouteMatch match = router_.match(req.method, req.path);
@@ -326,18 +223,14 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
 }
 
 Api::R Api::succeed(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
   std::optional<std::string> lease_id;
-  FieldErrors errors = core::decode_succeed(body, lease_id);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto result = co_await service_.succeed(queue, id, std::move(lease_id), now);
-  if (!result) co_return problem_from_error(context(config_, req), result.error());
-  co_return json_response(200, owner_json(*result, service_.redactor()));
+  MessageCall call;
+  auto decode = [&lease_id](const json::object& b) { return core::decode_succeed(b, lease_id); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.succeed(call.queue, call.id, std::move(lease_id), call.now);
+  co_return answer(req, result, Audience::owner);
 }
 
 Api::R Api::ack(const Request& req, const RouteMatch& m) {
@@ -412,87 +305,68 @@ Api::R Api::ack(const Request& req, const RouteMatch& m) {
 }
 
 Api::R Api::fail(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::FailInput in;
-  FieldErrors errors = core::decode_fail(body, in);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto result = co_await service_.fail(queue, id, std::move(in), now);
-  if (!result) co_return problem_from_error(context(config_, req), result.error());
-  co_return json_response(200, owner_json(*result, service_.redactor()));
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_fail(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.fail(call.queue, call.id, std::move(in), call.now);
+  co_return answer(req, result, Audience::owner);
 }
 
 Api::R Api::replay(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::ReplayRequest in;
-  FieldErrors errors = core::decode_replay(body, config_, in);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  in.input.run_at = first_claimable(in.delay_ms, in.input.run_at, now);
+  MessageCall call;
+  auto decode = [&in, this](const json::object& b) { return core::decode_replay(b, config_, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  in.input.run_at = first_claimable(in.delay_ms, in.input.run_at, call.now);
   bool dry_run = in.dry_run;
-  auto result = co_await service_.replay(queue, id, std::move(in.input), now, dry_run);
-  if (!result) co_return problem_from_error(context(config_, req), result.error());
-  if (dry_run) {
+  auto result = co_await service_.replay(call.queue, call.id, std::move(in.input), call.now, dry_run);
+  if (result && dry_run) {
     json::object out;
     out["dry_run"] = true;
     out["message"] = people_json(*result, service_.redactor());
     co_return json_response(200, out);
   }
-  co_return json_response(200, people_json(*result, service_.redactor()));
+  co_return answer(req, result, Audience::people);
 }
 
 Api::R Api::extend(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::ExtendRequest in;
-  FieldErrors errors = core::decode_extend(body, in);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto result = co_await service_.extend(queue, id, std::move(in.lease_id), in.duration_ms,
-                                         std::move(in.checkpoint), now);
-  if (!result) co_return problem_from_error(context(config_, req), result.error());
-  co_return json_response(200, owner_json(*result, service_.redactor()));
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_extend(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.extend(call.queue, call.id, std::move(in.lease_id), in.duration_ms,
+                                         std::move(in.checkpoint), call.now);
+  co_return answer(req, result, Audience::owner);
 }
 
 Api::R Api::release(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::ReleaseRequest in;
-  FieldErrors errors = core::decode_release(body, in);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto result = co_await service_.release(queue, id, std::move(in.lease_id), in.delay_ms, now);
-  if (!result) co_return problem_from_error(context(config_, req), result.error());
-  co_return json_response(200, owner_json(*result, service_.redactor()));
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_release(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result =
+      co_await service_.release(call.queue, call.id, std::move(in.lease_id), in.delay_ms, call.now);
+  co_return answer(req, result, Audience::owner);
 }
 
 Api::R Api::dismiss(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
   std::optional<std::string> reason;
-  FieldErrors errors = core::decode_dismiss(body, reason);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto result = co_await service_.dismiss(queue, id, std::move(reason), std::nullopt, now);
-  if (!result) co_return problem_from_error(context(config_, req), result.error());
-  co_return json_response(200, people_json(*result, service_.redactor()));
+  MessageCall call;
+  auto decode = [&reason](const json::object& b) { return core::decode_dismiss(b, reason); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.dismiss(call.queue, call.id, std::move(reason), std::nullopt, call.now);
+  co_return answer(req, result, Audience::people);
 }
 
 Api::R Api::attempts(const Request& req, const RouteMatch& m) {
@@ -520,62 +394,6 @@ Api::R Api::attempts(const Request& req, const RouteMatch& m) {
   std::size_t count = items.size();
   body["attempts"] = std::move(items);
   body["count"] = count;
-  co_return json_response(200, body);
-}
-
-Api::R Api::queues(const Request&, const RouteMatch&) {
-  TimeMs now = service_.clock().now();
-  auto all = co_await service_.stats(std::nullopt, now);
-  json::array items;
-  for (const auto& s : all) items.push_back(stats_json(s, now));
-  json::object body;
-  body["queues"] = std::move(items);
-  co_return json_response(200, body);
-}
-
-Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
-  auto queue = queue_param(m.params.at(0));
-  if (!queue) co_return unknown_queue(config_, req);
-  TimeMs now = service_.clock().now();
-  auto one = co_await service_.stats(*queue, now);
-  co_return json_response(200, stats_json(one.at(0), now));
-}
-
-// Prometheus text format. The first metrics of B5: how group commit groups, and parked claims.
-Api::R Api::metrics(const Request&, const RouteMatch&) {
-  auto writes = service_.write_stats();
-  std::string body;
-  auto metric = [&body](const char* name, const char* type, const char* help, double value) {
-    body += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-            name + " " + std::to_string(static_cast<long long>(value)) + "\n";
-  };
-  metric("dlq_store_commits_total", "counter", "Write transactions committed.",
-         static_cast<double>(writes.commits));
-  metric("dlq_store_operations_total", "counter",
-         "Write operations applied; several share one commit (group commit).",
-         static_cast<double>(writes.operations));
-  metric("dlq_long_poll_waiters", "gauge", "Claims parked waiting for work right now.",
-         static_cast<double>(service_.waiting_claimers()));
-  Response r;
-  r.content_type = "text/plain; version=0.0.4";
-  r.body = std::move(body);
-  co_return r;
-}
-
-Api::R Api::healthz(const Request&, const RouteMatch&) {
-  json::object body;
-  body["status"] = "ok";
-  co_return json_response(200, body);
-}
-
-Api::R Api::readyz(const Request& req, const RouteMatch&) {
-  bool ready = co_await service_.ready();
-  if (!ready) {
-    co_return problem(context(config_, req), 503, "database-unavailable", "Not ready",
-                      "the database is unreachable or its schema is not current", "not ready");
-  }
-  json::object body;
-  body["status"] = "ready";
   co_return json_response(200, body);
 }
 

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/queue_service.hpp"
+#include "http/json_codec.hpp"
 #include "http/request.hpp"
 #include "http/router.hpp"
 
@@ -40,6 +41,8 @@ class Api {
   R healthz(const Request& req, const RouteMatch& m);
   R metrics(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
+
+  Response answer(const Request& req, const Result<Message>& result, Audience audience) const;
 
   core::QueueService& service_;
   const Config& config_;

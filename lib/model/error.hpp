@@ -4,6 +4,7 @@
 // specially are declared here.
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -45,6 +46,9 @@ struct Error {
     return e;
   }
 };
+
+// The message of an exception_ptr, for logs.
+std::string describe(const std::exception_ptr& e);
 
 [[noreturn]] void throw_exception_from_error(const Error& e, const boost::source_location& loc);
 

@@ -25,16 +25,6 @@ std::exception_ptr as_store_fault(const char* context, const Session& s) {
   }
 }
 
-std::string describe(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& ex) {
-    return ex.what();
-  } catch (...) {
-    return "unknown error";
-  }
-}
-
 bool open_session(Session& s, const SessionFactory& factory, std::exception_ptr& error) {
   if (s.connection) return true;
   try {
@@ -60,6 +50,42 @@ void close_if_broken(Session& s) {
 
 }  // namespace
 
+void JobQueue::push(std::unique_ptr<StoreJob> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (!closed_) {
+      jobs_.push_back(std::move(job));
+      cv_.notify_one();
+      return;
+    }
+  }
+  job->complete(std::make_exception_ptr(ShuttingDown()));
+}
+
+bool JobQueue::pop(std::vector<std::unique_ptr<StoreJob>>& out, std::size_t max,
+                   std::chrono::microseconds linger) {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return closed_ || !jobs_.empty(); });
+  if (jobs_.empty()) return false;
+  if (linger.count() > 0 && jobs_.size() < max && !closed_) {
+    // Optional: trade a little latency for fuller groups.
+    cv_.wait_for(lock, linger, [this, max] { return closed_ || jobs_.size() >= max; });
+  }
+  while (!jobs_.empty() && out.size() < max) {
+    out.push_back(std::move(jobs_.front()));
+    jobs_.pop_front();
+  }
+  return true;
+}
+
+void JobQueue::close() {
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
 Session::~Session() {
   ops.reset();  // statements before the session they were prepared on
   connection.reset();
@@ -84,50 +110,19 @@ Writer::Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::s
 
 Writer::~Writer() { stop(); }
 
-void Writer::submit(std::unique_ptr<StoreJob> job) {
-  {
-    std::lock_guard lock(mu_);
-    if (!stopping_) {
-      queue_.push_back(std::move(job));
-      cv_.notify_one();
-      return;
-    }
-  }
-  job->complete(std::make_exception_ptr(ShuttingDown()));
-}
+void Writer::submit(std::unique_ptr<StoreJob> job) { queue_.push(std::move(job)); }
 
 void Writer::stop() {
-  {
-    std::lock_guard lock(mu_);
-    if (stopped_) return;
-    stopping_ = true;
-    stopped_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-}
-
-// Takes the next group: everything queued (up to max_batch). False when stopping and drained.
-bool Writer::next_batch(std::vector<std::unique_ptr<StoreJob>>& batch) {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-  if (queue_.empty()) return false;
-  if (max_wait_.count() > 0 && queue_.size() < max_batch_ && !stopping_) {
-    // Optional: trade a little latency for fuller groups.
-    cv_.wait_for(lock, max_wait_, [this] { return stopping_ || queue_.size() >= max_batch_; });
-  }
-  while (!queue_.empty() && batch.size() < max_batch_) {
-    batch.push_back(std::move(queue_.front()));
-    queue_.pop_front();
-  }
-  return true;
+  std::call_once(stopped_, [this] {
+    queue_.close();
+    for (auto& t : threads_) t.join();
+  });
 }
 
 void Writer::loop(Session& session) {
   std::vector<std::unique_ptr<StoreJob>> batch;
-  while (next_batch(batch)) {
+  // A group is everything queued when the previous commit ended (up to max_batch).
+  while (queue_.pop(batch, max_batch_, max_wait_)) {
     run_batch(session, batch);
     batch.clear();
   }
@@ -224,40 +219,21 @@ Readers::Readers(SessionFactory factory, int threads) : factory_(std::move(facto
 
 Readers::~Readers() { stop(); }
 
-void Readers::submit(std::unique_ptr<StoreJob> job) {
-  {
-    std::lock_guard lock(mu_);
-    if (!stopping_) {
-      queue_.push_back(std::move(job));
-      cv_.notify_one();
-      return;
-    }
-  }
-  job->complete(std::make_exception_ptr(ShuttingDown()));
-}
+void Readers::submit(std::unique_ptr<StoreJob> job) { queue_.push(std::move(job)); }
 
 void Readers::stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
+  std::call_once(stopped_, [this] {
+    queue_.close();
+    for (auto& t : threads_) t.join();
+  });
 }
 
 void Readers::loop() {
   Session session;
-  for (;;) {
-    std::unique_ptr<StoreJob> job;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
-    }
+  std::vector<std::unique_ptr<StoreJob>> next;
+  while (queue_.pop(next, 1)) {
+    std::unique_ptr<StoreJob> job = std::move(next.front());
+    next.clear();
     // Reads are idempotent: a connection that died while idle is replaced and the query tried
     // once more, so one restart of the database does not fail a request per reader thread.
     std::exception_ptr error;

@@ -44,6 +44,24 @@ struct SessionFactory {
   std::string node;
 };
 
+// The jobs waiting for a store thread. After close(), new jobs are answered ShuttingDown at once
+// and pop() drains what is left, then returns false.
+class JobQueue {
+ public:
+  void push(std::unique_ptr<StoreJob> job);
+  // Waits for work, then moves up to `max` jobs into `out` (waiting up to `linger` for more
+  // when fewer are queued). False once closed and drained.
+  bool pop(std::vector<std::unique_ptr<StoreJob>>& out, std::size_t max,
+           std::chrono::microseconds linger = std::chrono::microseconds(0));
+  void close();
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<StoreJob>> jobs_;
+  bool closed_ = false;
+};
+
 struct WriterStats {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> jobs{0};
@@ -63,7 +81,6 @@ class Writer {
 
  private:
   void loop(Session& session);
-  bool next_batch(std::vector<std::unique_ptr<StoreJob>>& batch);
   void run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch);
   bool run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
                     std::exception_ptr& commit_error);
@@ -73,11 +90,8 @@ class Writer {
   SessionFactory factory_;
   std::size_t max_batch_;
   std::chrono::microseconds max_wait_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::unique_ptr<StoreJob>> queue_;
-  bool stopping_ = false;
-  bool stopped_ = false;
+  JobQueue queue_;
+  std::once_flag stopped_;
   WriterStats stats_;
   std::vector<std::unique_ptr<Session>> sessions_;
   std::vector<std::thread> threads_;
@@ -94,10 +108,8 @@ class Readers {
   void loop();
 
   SessionFactory factory_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::unique_ptr<StoreJob>> queue_;
-  bool stopping_ = false;
+  JobQueue queue_;
+  std::once_flag stopped_;
   std::vector<std::thread> threads_;
 };
 
