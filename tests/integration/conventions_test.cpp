@@ -2,6 +2,8 @@
 // and that bad input never takes the server down.
 #include <boost/test/unit_test.hpp>
 
+#include <thread>
+
 #include "integration/server_fixture.hpp"
 
 namespace json = boost::json;
@@ -180,6 +182,30 @@ BOOST_AUTO_TEST_CASE(pipelined_requests_are_answered_in_order) {
   BOOST_TEST(first != std::string::npos);
   BOOST_TEST(second != std::string::npos);
   BOOST_TEST(first < second);
+}
+
+BOOST_AUTO_TEST_CASE(connection_limits_and_timeouts) {
+  DlqdProcess server(DlqdOptions(
+      R"({"limits": {"max_connections": 2, "idle_timeout_seconds": 1, "header_timeout_seconds": 1}})"));
+  HttpClient first(server.port());
+  HttpClient second(server.port());
+  BOOST_TEST(first.get("/healthz").status == 200);
+  BOOST_TEST(second.get("/healthz").status == 200);
+  // A third connection is closed at once: it gets no answer at all.
+  BOOST_TEST(HttpClient(server.port()).raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 2000).empty());
+  // The two idle keep-alive connections are closed after idle_timeout_seconds, making room.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  BOOST_TEST(first.get("/healthz").status == 200);  // the client reconnects
+  // A connection idle past idle_timeout_seconds is closed by the server...
+  auto start = std::chrono::steady_clock::now();
+  std::string idle = HttpClient(server.port()).raw("", 5000);
+  BOOST_TEST(idle.empty());
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(4)));
+  // ...and so is one that starts a request and never finishes its headers.
+  start = std::chrono::steady_clock::now();
+  std::string slow = HttpClient(server.port()).raw("GET /healthz HTTP/1.1\r\nHost:", 5000);
+  BOOST_TEST(slow.empty());
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(4)));
 }
 
 BOOST_AUTO_TEST_CASE(healthz_and_readyz) {

@@ -61,7 +61,6 @@ HttpClient::~HttpClient() = default;
 
 HttpResponse HttpClient::request(std::string_view method, std::string_view target,
                                  std::string_view body, const Headers& headers) {
-  if (!impl_->socket || !impl_->socket->is_open()) impl_->connect();
   bhttp::request<bhttp::string_body> req;
   req.method_string(method);
   req.target(target);
@@ -73,27 +72,38 @@ HttpResponse HttpClient::request(std::string_view method, std::string_view targe
     req.body() = std::string(body);
   }
   req.prepare_payload();
-  bhttp::write(*impl_->socket, req);
 
-  bhttp::response_parser<bhttp::string_body> parser;
-  parser.body_limit(64 * 1024 * 1024);
-  if (method == "HEAD") parser.skip(true);
-  bhttp::read(*impl_->socket, impl_->buffer, parser);
-  auto& res = parser.get();
-
-  HttpResponse out;
-  out.status = static_cast<int>(res.result_int());
-  for (const auto& field : res) {
-    std::string name(field.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    out.headers[name] = std::string(field.value());
+  // A kept-alive connection the server has since closed (idle timeout) fails before anything
+  // of the answer arrives: reconnect once and send again.
+  for (int attempt = 0;; ++attempt) {
+    bool reused = impl_->socket && impl_->socket->is_open();
+    if (!reused) impl_->connect();
+    try {
+      bhttp::write(*impl_->socket, req);
+      bhttp::response_parser<bhttp::string_body> parser;
+      parser.body_limit(64 * 1024 * 1024);
+      if (method == "HEAD") parser.skip(true);
+      bhttp::read(*impl_->socket, impl_->buffer, parser);
+      auto& res = parser.get();
+      HttpResponse out;
+      out.status = static_cast<int>(res.result_int());
+      for (const auto& field : res) {
+        std::string name(field.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        out.headers[name] = std::string(field.value());
+      }
+      out.body = std::move(res.body());
+      if (!res.keep_alive()) {
+        beast::error_code ec;
+        impl_->socket->close(ec);
+      }
+      return out;
+    } catch (const boost::system::system_error&) {
+      beast::error_code ec;
+      impl_->socket->close(ec);
+      if (!reused || attempt > 0) throw;
+    }
   }
-  out.body = std::move(res.body());
-  if (!res.keep_alive()) {
-    beast::error_code ec;
-    impl_->socket->close(ec);
-  }
-  return out;
 }
 
 HttpResponse HttpClient::post(std::string_view target, const boost::json::value& body,
