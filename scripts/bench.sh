@@ -161,6 +161,15 @@ echo "== PostgreSQL 15 (a local cluster of its own, fsync on)" >&2
 pg_url="$(DLQ_PG_DURABLE=1 DLQ_PG_PORT=55433 scripts/pg-cluster.sh start)"
 start_dlqd postgres "${pg_url}" full
 throughput_suite postgres
+# A second node on the same database: a claimer parked on node 1, enqueues through node 2.
+first_pid="$pid"; first_port="$port"
+start_dlqd postgres_node2 "${pg_url}" full
+second_pid="$pid"; second_port="$port"
+pid="$first_pid"; port="$first_port"
+run postgres wakeup --queue cross --rounds "$WAKE_ROUNDS" --producer-port "$second_port"
+sed -i '$ s/"workload":"wakeup"/"workload":"wakeup_cross_node"/' "$results"
+stop_dlqd
+pid="$second_pid"
 stop_dlqd
 DLQ_PG_PORT=55433 scripts/pg-cluster.sh stop
 

@@ -9,8 +9,10 @@ jobs="${JOBS:-2}"
 DLQ_INSTALL_TEST_TOOLS=1 scripts/install-deps.sh
 
 echo "== Release build (-Werror)"
+phase=$SECONDS
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DDLQ_WERROR=ON -DDLQ_BUILD_TESTS=ON >/dev/null
 cmake --build build/release -j"$jobs"
+echo "   (Release build: $((SECONDS - phase)) s)"
 
 echo "== PostgreSQL for the tests"
 trap 'scripts/pg-cluster.sh stop' EXIT
@@ -23,11 +25,13 @@ ctest --test-dir build/release --output-on-failure --timeout 900
 echo "== ASan+UBSan build"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
   -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+phase=$SECONDS
 cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests
+echo "   (ASan+UBSan build: $((SECONDS - phase)) s)"
 
 echo "== Sanitized suites (SQLite)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite)$'
 
-echo "== All tests passed"
+echo "== All tests passed (${SECONDS} s in all)"
