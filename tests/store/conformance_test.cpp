@@ -1,6 +1,7 @@
 // One suite, every backend: what the Store promises, checked against the real database.
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -327,6 +328,49 @@ BOOST_AUTO_TEST_CASE(reap_applies_the_decision_to_expired_leases_only) {
   BOOST_TEST(to_string(wait(store->message_find("q", b.id))->status) == "processing");
   auto history = wait(store->attempts_list("q", a.id));
   BOOST_TEST(to_string(history.at(0).outcome) == "lease_expired");
+}
+
+BOOST_AUTO_TEST_CASE(two_nodes_reaping_at_once_reap_each_lease_once) {
+  for (int i = 0; i < 200; ++i) insert("q", std::to_string(i), T);
+  auto p = claim_params("q", T, 200);
+  p.lease_expires_at = T + 1000;
+  BOOST_REQUIRE_EQUAL(wait(store->messages_claim(p)).size(), 200u);
+  auto other = open_another();
+  std::atomic<int> reaped{0};
+  std::vector<std::thread> reapers;
+  for (int node = 0; node < 2; ++node) {
+    reapers.emplace_back([&, node] {
+      asio::io_context local;
+      store::SqlStore& s = node == 0 ? *store : *other;
+      for (;;) {
+        store::ReapParams r;
+        r.now = T + 1000;
+        r.limit = 7;
+        r.decide = [](const Message& m) {
+          return core::expire_lease(m, QueuePolicy{}, T + 1000, [] { return 0.0; });
+        };
+        auto f = asio::co_spawn(local, s.messages_reap_expired(r), asio::use_future);
+        local.restart();
+        while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) local.run_one();
+        auto got = f.get();
+        if (got.empty()) return;
+        reaped += static_cast<int>(got.size());
+      }
+    });
+  }
+  for (auto& t : reapers) t.join();
+  BOOST_TEST(reaped.load() == 200);
+  store::ListParams all;
+  all.queue = "q";
+  all.limit = 100;
+  for (int offset : {0, 100}) {
+    all.offset = offset;
+    for (const auto& m : wait(store->messages_list(all))) {
+      BOOST_TEST(m.lease_expiries == 1);  // never twice
+      BOOST_TEST(to_string(m.status) == "pending");
+    }
+  }
+  other->close();
 }
 
 BOOST_AUTO_TEST_CASE(schedule_reports_the_next_due_time_and_lease_expiry) {
