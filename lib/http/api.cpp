@@ -39,7 +39,7 @@ Api::Api(core::QueueService& service, const Config& config, const std::atomic<bo
 // A service outcome as the answer: the message (as its audience may see it) or the problem.
 Response Api::answer(const Request& req, const Result<Message>& result, Audience audience) const {
   if (!result) return problem_from_error(context(config_, req), result.error());
-  return json_response(200, message_json(*result, {audience, false}, service_.redactor()));
+  return text_response(200, message_text(*result, {audience, false}, service_.redactor()));
 }
 
 awaitable<Response> Api::handle(const Request& req) {
@@ -89,7 +89,8 @@ Api::R Api::enqueue(const Request& req, const RouteMatch& m) {
   std::vector<store::NewMessage> messages{std::move(in.message)};
   auto inserted = co_await service_.enqueue(*queue, std::move(messages), now);
   const auto& item = inserted.at(0);
-  co_return json_response(item.created ? 201 : 200, owner_json(item.message, service_.redactor()));
+  co_return text_response(item.created ? 201 : 200,
+                          message_text(item.message, {Audience::owner, false}, service_.redactor()));
 }
 
 Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
@@ -130,14 +131,11 @@ Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
     messages.push_back(std::move(item.message));
   }
   auto inserted = co_await service_.enqueue(*queue, std::move(messages), now);
-  json::array out;
-  out.reserve(inserted.size());
-  for (const auto& item : inserted) out.push_back(owner_json(item.message, service_.redactor()));
-  json::object result;
-  std::size_t count = out.size();
-  result["messages"] = std::move(out);
-  result["count"] = count;
-  co_return json_response(201, result);
+  std::vector<Message> answered;
+  answered.reserve(inserted.size());
+  for (auto& item : inserted) answered.push_back(std::move(item.message));
+  co_return text_response(
+      201, message_list_text("messages", answered, {Audience::owner, false}, service_.redactor()));
 }
 
 Api::R Api::list(const Request& req, const RouteMatch& m) {
@@ -148,13 +146,8 @@ Api::R Api::list(const Request& req, const RouteMatch& m) {
   FieldErrors errors = core::decode_list(req.query, params);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   auto messages = co_await service_.list(std::move(params));
-  json::array items;
-  items.reserve(messages.size());
-  for (const auto& msg : messages) items.push_back(people_json(msg, service_.redactor()));
-  json::object body;
-  body["messages"] = std::move(items);
-  body["count"] = messages.size();
-  co_return json_response(200, body);
+  co_return text_response(
+      200, message_list_text("messages", messages, {Audience::people, false}, service_.redactor()));
 }
 
 Api::R Api::show(const Request& req, const RouteMatch& m) {
@@ -163,7 +156,7 @@ Api::R Api::show(const Request& req, const RouteMatch& m) {
   if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
   auto found = co_await service_.find(queue, id);
   if (!found) co_return problem_from_error(context(config_, req), found.error());
-  co_return json_response(200, people_json(*found, service_.redactor()));
+  co_return text_response(200, message_text(*found, {Audience::people, false}, service_.redactor()));
 }
 
 Api::R Api::claim(const Request& req, const RouteMatch& m) {
@@ -205,19 +198,23 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
     co_return r;
   }
 
-  json::object out;
-  out["claimed"] = !claimed.empty();
+  std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
   MessageView view{Audience::owner, true};
   if (in.batch) {
-    json::array items;
-    for (const auto& msg : claimed) items.push_back(message_json(msg, view, service_.redactor()));
-    out["messages"] = std::move(items);
+    out += R"("messages":[)";
+    for (std::size_t i = 0; i < claimed.size(); ++i) {
+      if (i > 0) out += ',';
+      append_message(out, claimed[i], view, service_.redactor());
+    }
+    out += "]}";
   } else if (claimed.empty()) {
-    out["message"] = nullptr;
+    out += R"("message":null})";
   } else {
-    out["message"] = message_json(claimed.front(), view, service_.redactor());
+    out += R"("message":)";
+    append_message(out, claimed.front(), view, service_.redactor());
+    out += '}';
   }
-  Response r = json_response(200, out);
+  Response r = text_response(200, std::move(out));
   r.close = shutting_down_.load();
   co_return r;
 }
@@ -326,10 +323,9 @@ Api::R Api::replay(const Request& req, const RouteMatch& m) {
   bool dry_run = in.dry_run;
   auto result = co_await service_.replay(call.queue, call.id, std::move(in.input), call.now, dry_run);
   if (result && dry_run) {
-    json::object out;
-    out["dry_run"] = true;
-    out["message"] = people_json(*result, service_.redactor());
-    co_return json_response(200, out);
+    co_return text_response(200, R"({"dry_run":true,"message":)" +
+                                     message_text(*result, {Audience::people, false}, service_.redactor()) +
+                                     "}");
   }
   co_return answer(req, result, Audience::people);
 }

@@ -12,6 +12,13 @@ Response json_response(int status, const json::value& body) {
   return r;
 }
 
+Response text_response(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
 Response unknown_queue(const Config& c, const Request& r) {
   return problem(context(c, r), 404, "unknown-queue", "Unknown queue",
                  "queue names are 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
@@ -79,13 +86,6 @@ std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optio
   return at;
 }
 
-json::value owner_json(const Message& m, const core::Redactor& r) {
-  return message_json(m, {Audience::owner, false}, r);
-}
-
-json::value people_json(const Message& m, const core::Redactor& r) {
-  return message_json(m, {Audience::people, false}, r);
-}
 
 
 }  // namespace dlq::http::support

@@ -22,6 +22,8 @@ inline constexpr std::size_t kMaxBatch = 1000;
 
 ProblemContext context(const Config& c, const Request& r);
 Response json_response(int status, const boost::json::value& body);
+// An answer whose JSON text is already written.
+Response text_response(int status, std::string body);
 Response unknown_queue(const Config& c, const Request& r);
 Response message_not_found(const Config& c, const Request& r);
 
@@ -37,8 +39,6 @@ TimeMs request_now(const Config& c, const Clock& clock, const Request& req, Fiel
 std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optional<TimeMs> run_at,
                                       TimeMs now);
 
-boost::json::value owner_json(const Message& m, const core::Redactor& r);
-boost::json::value people_json(const Message& m, const core::Redactor& r);
 
 // Everything a route that changes one message does before it calls the service: the message's
 // queue and id (404), the body (400), its fields and X-Now (422). `decode` reads the body into

@@ -1,5 +1,7 @@
 #include "http/json_codec.hpp"
 
+#include <charconv>
+
 namespace dlq::http {
 namespace json = boost::json;
 
@@ -22,39 +24,136 @@ json::value time_json(const std::optional<TimeMs>& t) {
   return json::value(format_rfc3339(*t));
 }
 
-json::object message_json(const Message& m, const MessageView& view,
-                          const core::Redactor& redactor) {
-  bool people = view.audience == Audience::people;
-  json::object o(24);
-  o["id"] = m.id;
-  o["queue"] = m.queue;
-  o["payload"] = people ? redactor.payload(m.payload) : m.payload;
-  o["status"] = to_string(m.status);
-  o["retry_count"] = m.retry_count;
-  o["max_retries"] = m.max_retries;
-  o["retry_after"] = time_json(m.retry_after);
-  if (m.last_error) {
-    o["last_error"] = people ? redactor.text(*m.last_error) : *m.last_error;
-  } else {
-    o["last_error"] = nullptr;
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  std::size_t run = 0;  // start of the current run of characters that need no escape
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    }
   }
-  o["created_at"] = format_rfc3339(m.created_at);
-  o["updated_at"] = format_rfc3339(m.updated_at);
-  o["priority"] = m.priority;
-  o["job_type"] = optional_string(m.job_type);
-  o["idempotency_key"] = optional_string(m.idempotency_key);
-  o["error_class"] = optional_string(m.error_class);
-  o["dead_reason"] = optional_string(m.dead_reason);
-  o["checkpoint"] = optional_string(m.checkpoint);
-  o["lease_expiries"] = m.lease_expiries;
-  o["attempts"] = m.attempts;
-  o["first_attempt_at"] = time_json(m.first_attempt_at);
-  o["last_attempt_at"] = time_json(m.last_attempt_at);
-  o["dead_at"] = time_json(m.dead_at);
-  o["replay_count"] = m.replay_count;
-  o["lease_expires_at"] = time_json(m.lease_expires_at);
-  if (view.with_lease_id) o["lease_id"] = optional_string(m.lease_id);
-  return o;
+  out.append(s.data() + run, s.size() - run);
+  out += '"';
+}
+
+namespace {
+
+void key(std::string& out, const char* name) {
+  out += '"';
+  out += name;
+  out += "\":";
+}
+
+void number(std::string& out, long long v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  (void)ec;
+  out.append(buf, end);
+}
+
+void time_or_null(std::string& out, const std::optional<TimeMs>& t) {
+  if (!t) {
+    out += "null";
+    return;
+  }
+  out += '"';
+  out += format_rfc3339(*t);
+  out += '"';
+}
+
+void string_or_null(std::string& out, const std::optional<std::string>& s) {
+  if (s) {
+    append_json_string(out, *s);
+  } else {
+    out += "null";
+  }
+}
+
+template <class E>
+void name_or_null(std::string& out, const std::optional<E>& v) {
+  if (v) {
+    append_json_string(out, to_string(*v));
+  } else {
+    out += "null";
+  }
+}
+
+}  // namespace
+
+void append_message(std::string& out, const Message& m, const MessageView& view,
+                    const core::Redactor& redactor) {
+  bool people = view.audience == Audience::people;
+  out += "{";
+  key(out, "id"); number(out, m.id);
+  out += ','; key(out, "queue"); append_json_string(out, m.queue);
+  out += ','; key(out, "payload");
+  append_json_string(out, people ? redactor.payload(m.payload) : m.payload);
+  out += ','; key(out, "status"); append_json_string(out, to_string(m.status));
+  out += ','; key(out, "retry_count"); number(out, m.retry_count);
+  out += ','; key(out, "max_retries"); number(out, m.max_retries);
+  out += ','; key(out, "retry_after"); time_or_null(out, m.retry_after);
+  out += ','; key(out, "last_error");
+  if (m.last_error) {
+    append_json_string(out, people ? redactor.text(*m.last_error) : *m.last_error);
+  } else {
+    out += "null";
+  }
+  out += ','; key(out, "created_at"); time_or_null(out, m.created_at);
+  out += ','; key(out, "updated_at"); time_or_null(out, m.updated_at);
+  out += ','; key(out, "priority"); number(out, m.priority);
+  out += ','; key(out, "job_type"); string_or_null(out, m.job_type);
+  out += ','; key(out, "idempotency_key"); string_or_null(out, m.idempotency_key);
+  out += ','; key(out, "error_class"); name_or_null(out, m.error_class);
+  out += ','; key(out, "dead_reason"); name_or_null(out, m.dead_reason);
+  out += ','; key(out, "checkpoint"); string_or_null(out, m.checkpoint);
+  out += ','; key(out, "lease_expiries"); number(out, m.lease_expiries);
+  out += ','; key(out, "attempts"); number(out, m.attempts);
+  out += ','; key(out, "first_attempt_at"); time_or_null(out, m.first_attempt_at);
+  out += ','; key(out, "last_attempt_at"); time_or_null(out, m.last_attempt_at);
+  out += ','; key(out, "dead_at"); time_or_null(out, m.dead_at);
+  out += ','; key(out, "replay_count"); number(out, m.replay_count);
+  out += ','; key(out, "lease_expires_at"); time_or_null(out, m.lease_expires_at);
+  if (view.with_lease_id) {
+    out += ','; key(out, "lease_id"); string_or_null(out, m.lease_id);
+  }
+  out += '}';
+}
+
+std::string message_text(const Message& m, const MessageView& view, const core::Redactor& redactor) {
+  std::string out;
+  out.reserve(512 + m.payload.size());
+  append_message(out, m, view, redactor);
+  return out;
+}
+
+std::string message_list_text(std::string_view list_key, const std::vector<Message>& messages,
+                              const MessageView& view, const core::Redactor& redactor) {
+  std::string out = "{\"";
+  out += list_key;
+  out += "\":[";
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0) out += ',';
+    append_message(out, messages[i], view, redactor);
+  }
+  out += "],\"count\":";
+  number(out, static_cast<long long>(messages.size()));
+  out += '}';
+  return out;
 }
 
 json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor) {

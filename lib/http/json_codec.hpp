@@ -2,6 +2,10 @@
 // order (the ten FT72 keys, then Part B's), attempt history entries, RFC 3339 timestamps.
 #pragma once
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include <boost/json/object.hpp>
 
 #include "core/redaction.hpp"
@@ -18,8 +22,16 @@ struct MessageView {
   bool with_lease_id = false;  // only claim answers carry the lease_id
 };
 
-boost::json::object message_json(const Message& m, const MessageView& view,
-                                 const core::Redactor& redactor);
+// The message object as JSON text, written straight into `out` (no intermediate json::object:
+// this is every hot path's answer).
+void append_message(std::string& out, const Message& m, const MessageView& view,
+                    const core::Redactor& redactor);
+std::string message_text(const Message& m, const MessageView& view, const core::Redactor& redactor);
+// `{"<key>": [m1, m2, ...], "count": n}` — lists and batch answers.
+std::string message_list_text(std::string_view key, const std::vector<Message>& messages,
+                              const MessageView& view, const core::Redactor& redactor);
+// A JSON string literal, escaped as JSON requires; bytes above 0x7F pass through as they are.
+void append_json_string(std::string& out, std::string_view s);
 boost::json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor);
 boost::json::value time_json(const std::optional<TimeMs>& t);
 
