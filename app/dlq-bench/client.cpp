@@ -1,3 +1,4 @@
+// The load generator's HTTP connection: one request at a time, timed from write to full answer.
 #include "client.hpp"
 
 #include <boost/asio/use_awaitable.hpp>

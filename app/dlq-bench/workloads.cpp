@@ -1,3 +1,5 @@
+// The workloads of scripts/bench.sh. Each drives dlqd through its public HTTP API only, so the
+// figures are what a client sees; every rate is counted from answers, never from requests sent.
 #include "workloads.hpp"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// Parses database URLs; PostgreSQL URLs become libpq keyword/value strings (SOCI does not take
+// libpq URIs), with a connect timeout so an unreachable database cannot hang a request.
 #include "config/database_url.hpp"
 
 #include <string_view>

@@ -1,3 +1,4 @@
+// QueueService: operations, the strand-confined waiter/timer state, and the timer loop.
 #include "core/queue_service.hpp"
 
 #include <sys/random.h>

@@ -1,3 +1,4 @@
+// Masking secrets for people: JSON keys by name at any depth, credentials in free text.
 #include "core/redaction.hpp"
 
 #include <algorithm>

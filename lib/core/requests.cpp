@@ -1,3 +1,4 @@
+// Request decoding and validation, field by field in the documented order.
 #include "core/requests.hpp"
 
 #include <algorithm>

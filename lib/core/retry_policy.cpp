@@ -1,3 +1,4 @@
+// Backoff arithmetic (no state, no clock): the reference schedule with the default policy.
 #include "core/retry_policy.hpp"
 
 #include <algorithm>

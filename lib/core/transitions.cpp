@@ -1,3 +1,4 @@
+// The message state machine as pure functions: the store runs them inside its transaction.
 #include "core/transitions.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// FIFO long-poll waiters per queue; waking is cancel() on a waiter's timer.
 #include "core/waiters.hpp"
 
 #include <algorithm>

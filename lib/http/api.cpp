@@ -1,3 +1,4 @@
+// The route table and the message routes of the API.
 #include "http/api.hpp"
 
 #include <boost/json.hpp>

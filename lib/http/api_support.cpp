@@ -1,3 +1,4 @@
+// Helpers shared by the API handlers: parameters, bodies, X-Now, answers.
 #include "http/api_support.hpp"
 
 namespace dlq::http::support {

@@ -1,3 +1,4 @@
+// JSON text for messages (written straight into the answer) and attempt history entries.
 #include "http/json_codec.hpp"
 
 #include <charconv>

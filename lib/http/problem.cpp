@@ -1,3 +1,4 @@
+// Problem details: the mapping from dlq's error codes to HTTP status, slug and title.
 #include "http/problem.hpp"
 
 #include <boost/json/object.hpp>

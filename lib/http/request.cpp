@@ -1,3 +1,4 @@
+// Target splitting and percent-decoding of paths and query strings.
 #include "http/request.hpp"
 
 #include "model/percent.hpp"

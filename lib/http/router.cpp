@@ -1,3 +1,4 @@
+// Route matching by path segments; 404 versus 405 with the Allow list.
 #include "http/router.hpp"
 
 #include <algorithm>

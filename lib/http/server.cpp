@@ -1,3 +1,4 @@
+// The acceptor loop and the connection limit.
 #include "http/server.hpp"
 
 #include <boost/asio/as_tuple.hpp>

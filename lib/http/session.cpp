@@ -1,3 +1,5 @@
+// The HTTP/1.1 session loop: timeouts, limits, early errors, keep-alive, lingering close, and
+// the client watch that notices a client hanging up during a long-poll.
 #include "http/session.hpp"
 
 #include <random>

@@ -1,3 +1,4 @@
+// Error helpers.
 #include "model/error.hpp"
 
 namespace dlq {

@@ -1,3 +1,4 @@
+// Percent-decoding.
 #include "model/percent.hpp"
 
 namespace dlq {

@@ -1,3 +1,5 @@
+// Opening and configuring connections, transaction control, and classifying database errors
+// into dlq's fault types (DatabaseUnavailable is answered 503, the rest 500).
 #include "store/connection.hpp"
 
 #include <filesystem>

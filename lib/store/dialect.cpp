@@ -1,3 +1,5 @@
+// The SQL text of both dialects; they differ only in locking (FOR UPDATE [SKIP LOCKED]),
+// BEGIN IMMEDIATE, and how a JSON array of job types is expanded.
 #include "store/dialect.hpp"
 
 namespace dlq::store {

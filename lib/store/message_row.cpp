@@ -1,3 +1,4 @@
+// Column bindings between SOCI and the domain structs.
 #include "store/message_row.hpp"
 
 #include <stdexcept>

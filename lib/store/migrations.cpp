@@ -1,3 +1,4 @@
+// Applying migrations once, in order, under a lock (PostgreSQL advisory lock / SQLite write lock).
 #include "store/migrations.hpp"
 
 #include <string>

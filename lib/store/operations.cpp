@@ -1,3 +1,4 @@
+// The queue operations in SQL, on one connection, with statements prepared once and reused.
 #include "store/operations.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// The LISTEN side of cross-node wake-ups, on raw libpq.
 #include "store/pg_listener.hpp"
 
 #include <poll.h>

@@ -1,3 +1,4 @@
+// SqlStore: bridges awaiting coroutines to the store threads and back.
 #include "store/sql_store.hpp"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// The store threads: group commit (Writer), queries (Readers), and the job queue they share.
 #include "store/workers.hpp"
 
 #include "model/error.hpp"
