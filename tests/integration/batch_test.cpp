@@ -6,17 +6,6 @@
 namespace json = boost::json;
 using namespace dlq::test;
 
-namespace {
-
-std::vector<std::string> error_fields(const HttpResponse& res) {
-  std::vector<std::string> out;
-  auto body = res.json();
-  for (const auto& e : body.at("errors").as_array()) out.push_back(str(e, "field"));
-  return out;
-}
-
-}  // namespace
-
 BOOST_AUTO_TEST_SUITE(batches)
 
 BOOST_AUTO_TEST_CASE(batch_enqueue_answers_in_input_order) {

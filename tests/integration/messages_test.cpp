@@ -14,13 +14,6 @@ std::vector<std::string> keys_of(const json::object& o) {
   return keys;
 }
 
-std::vector<std::string> error_fields(const HttpResponse& res) {
-  std::vector<std::string> fields;
-  auto body = res.json();  // a range-for over a member of a temporary would dangle
-  for (const auto& e : body.at("errors").as_array()) fields.push_back(str(e, "field"));
-  return fields;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(messages)

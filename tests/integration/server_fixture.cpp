@@ -36,6 +36,13 @@ boost::json::object claim_one(HttpClient& c, const std::string& queue, const Hea
   return body.at("message").as_object();
 }
 
+std::vector<std::string> error_fields(const HttpResponse& res) {
+  std::vector<std::string> fields;
+  auto body = res.json();  // a range-for over a member of a temporary would dangle
+  for (const auto& e : body.at("errors").as_array()) fields.push_back(str(e, "field"));
+  return fields;
+}
+
 std::string message_path(const std::string& queue, std::int64_t id, const std::string& action) {
   std::string p = "/queues/" + queue + "/messages/" + std::to_string(id);
   if (!action.empty()) p += "/" + action;

@@ -32,6 +32,8 @@ HttpResponse claim(HttpClient& c, const std::string& queue, boost::json::object 
 // The claimed message (claimed must be true).
 boost::json::object claim_one(HttpClient& c, const std::string& queue,
                               const Headers& headers = {});
+// The `field` of every entry of a 422 answer's `errors`, in order.
+std::vector<std::string> error_fields(const HttpResponse& res);
 std::string message_path(const std::string& queue, std::int64_t id, const std::string& action = "");
 
 }  // namespace dlq::test

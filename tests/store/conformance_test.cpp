@@ -108,16 +108,8 @@ BOOST_AUTO_TEST_CASE(idempotency_key_holders) {
 BOOST_AUTO_TEST_CASE(a_key_held_only_by_dead_messages_is_free_again) {
   store::NewMessage keyed;
   keyed.idempotency_key = "k";
-  keyed.max_retries = 1;
-  Message first = insert("q", "one", T, keyed);
-  wait(store->messages_claim(claim_params("q", T)));
-  store::UpdateParams fail;
-  fail.queue = "q";
-  fail.id = first.id;
-  fail.decide = [](const Message& m, const store::Related&) {
-    return core::fail(m, {}, QueuePolicy{}, T, [] { return 0.0; });
-  };
-  auto dead = wait(store->message_update(fail));
+  Message first = dead_message("q", "one", keyed);
+  auto dead = wait(store->message_find("q", first.id));
   BOOST_TEST(to_string(dead->status) == "dead");
   Message fresh = insert("q", "two", T, keyed);
   BOOST_TEST(fresh.id != first.id);
@@ -281,16 +273,7 @@ BOOST_AUTO_TEST_CASE(update_applies_the_decision_or_changes_nothing) {
 BOOST_AUTO_TEST_CASE(replay_sees_the_other_holders_of_its_key) {
   store::NewMessage keyed;
   keyed.idempotency_key = "k";
-  keyed.max_retries = 1;
-  Message first = insert("q", "one", T, keyed);
-  wait(store->messages_claim(claim_params("q", T)));
-  store::UpdateParams fail;
-  fail.queue = "q";
-  fail.id = first.id;
-  fail.decide = [](const Message& m, const store::Related&) {
-    return core::fail(m, {}, QueuePolicy{}, T, [] { return 0.0; });
-  };
-  wait(store->message_update(fail));
+  Message first = dead_message("q", "one", keyed);
   Message second = insert("q", "two", T, keyed);  // key free again: a new in-flight holder
   store::UpdateParams replay;
   replay.queue = "q";

@@ -32,6 +32,9 @@ struct StoreFixture {
 
   Message insert(const std::string& queue, const std::string& payload, TimeMs now,
                  store::NewMessage extra = {});
+  // Inserts, claims and fails a message once with max_retries 1: it is dead.
+  Message dead_message(const std::string& queue, const std::string& payload,
+                       store::NewMessage extra = {});
 
   TempDir dir;
   std::string url;
