@@ -89,6 +89,16 @@ void Connection::finish(soci::statement& st) {
   if (backend != nullptr && backend->stmt_ != nullptr) sqlite_api::sqlite3_reset(backend->stmt_);
 }
 
+long long Connection::last_insert_rowid() {
+  auto* backend = static_cast<soci::sqlite3_session_backend*>(session_.get_backend());
+  return sqlite_api::sqlite3_last_insert_rowid(backend->conn_);
+}
+
+long long Connection::changes() {
+  auto* backend = static_cast<soci::sqlite3_session_backend*>(session_.get_backend());
+  return sqlite_api::sqlite3_changes(backend->conn_);
+}
+
 bool Connection::broken() const {
   if (is_sqlite()) return false;
   auto* backend = static_cast<soci::postgresql_session_backend*>(

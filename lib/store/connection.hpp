@@ -39,6 +39,12 @@ class Connection {
   // its connection's read snapshot (later reads would not see new commits) and blocks COMMIT.
   void finish(soci::statement& st);
 
+  // SQLite only: the rowid of the last INSERT and the rows the last statement changed. Reading
+  // them directly spares an INSERT its RETURNING clause, which makes SQLite build a temporary
+  // table per execution (it more than doubled the cost of an enqueue).
+  long long last_insert_rowid();
+  long long changes();
+
   // True when the session is no longer usable (PostgreSQL connection lost); the owner then
   // replaces the connection.
   bool broken() const;

@@ -24,8 +24,7 @@ Dialect common(Dialect::Kind kind) {
       "VALUES (:queue, :payload, 'pending', 0, :max_retries, :retry_after, :created_at, "
       ":updated_at, :priority, :job_type, :key, :life_started_at, :status_at) "
       "ON CONFLICT (queue, idempotency_key) "
-      "WHERE idempotency_key IS NOT NULL AND status IN ('pending', 'processing') DO NOTHING "
-      "RETURNING " + kCols;
+      "WHERE idempotency_key IS NOT NULL AND status IN ('pending', 'processing') DO NOTHING";
   // In-flight holders first (there is at most one), then the newest succeeded one.
   d.find_key_holder =
       "SELECT " + kCols + " FROM messages WHERE queue = :queue AND idempotency_key = :key "
@@ -104,6 +103,7 @@ Dialect make_sqlite() {
 Dialect make_postgres() {
   Dialect d = common(Dialect::Kind::postgresql);
   d.begin_write = "BEGIN";
+  d.insert_message += " RETURNING id";
   d.select_message_locked = d.select_message + " FOR UPDATE";
   d.claim = claim_sql("job_type IN (SELECT jsonb_array_elements_text(CAST(:jobs AS jsonb)))",
                       " FOR UPDATE SKIP LOCKED");

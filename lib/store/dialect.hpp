@@ -13,7 +13,7 @@ struct Dialect {
   std::string begin_write;  // BEGIN IMMEDIATE on SQLite takes the write lock up front
 
   // The message columns, in the order MessageRow binds them.
-  std::string insert_message;         // ... RETURNING <message columns>; may return no row
+  std::string insert_message;         // no row on a key conflict; PostgreSQL: RETURNING id
   std::string find_key_holder;        // queue, key -> the holder to hand back, if any
   std::string select_message;         // id, queue
   std::string select_message_locked;  // id, queue; FOR UPDATE on PostgreSQL

@@ -43,6 +43,58 @@ std::optional<Message> Operations::fetch_one(soci::statement& st) {
   return out;
 }
 
+namespace {
+
+// A message as its INSERT just stored it: the columns the statement does not set keep their
+// defaults, which are Message's own.
+Message stored_message(const std::string& queue, const NewMessage& m, TimeMs now, MessageId id) {
+  Message out;
+  out.id = id;
+  out.queue = queue;
+  out.payload = m.payload;
+  out.status = Status::pending;
+  out.max_retries = m.max_retries;
+  out.retry_after = m.run_at;
+  out.created_at = now;
+  out.updated_at = now;
+  out.priority = m.priority;
+  out.job_type = m.job_type;
+  out.idempotency_key = m.idempotency_key;
+  out.life_started_at = now;
+  out.status_at = now;
+  return out;
+}
+
+}  // namespace
+
+std::optional<MessageId> Operations::insert_row() {
+  auto& st = statement(insert_, c_.dialect().insert_message,
+                       [](Operations& o, soci::statement& s) {
+                         if (!o.c_.is_sqlite()) s.exchange(soci::into(o.out_id_));
+                         s.exchange(soci::use(o.in_queue_));
+                         s.exchange(soci::use(o.in_payload_));
+                         s.exchange(soci::use(o.in_max_retries_));
+                         s.exchange(soci::use(o.in_retry_after_));
+                         s.exchange(soci::use(o.in_now_));  // created_at
+                         s.exchange(soci::use(o.in_now_));  // updated_at
+                         s.exchange(soci::use(o.in_priority_));
+                         s.exchange(soci::use(o.in_job_type_));
+                         s.exchange(soci::use(o.in_key_));
+                         s.exchange(soci::use(o.in_now_));  // life_started_at
+                         s.exchange(soci::use(o.in_now_));  // status_at
+                       });
+  std::optional<MessageId> id;
+  if (c_.is_sqlite()) {
+    st.execute(true);
+    c_.finish(st);
+    // No change: the idempotency index turned the row away (ON CONFLICT DO NOTHING).
+    if (c_.changes() == 1) id = c_.last_insert_rowid();
+  } else if (st.execute(true)) {
+    id = out_id_;
+  }
+  return id;
+}
+
 std::vector<Inserted> Operations::insert(const InsertParams& p) {
   auto& find_holder = statement(find_key_holder_, c_.dialect().find_key_holder,
                                 [](Operations& o, soci::statement& st) {
@@ -50,21 +102,6 @@ std::vector<Inserted> Operations::insert(const InsertParams& p) {
                                   st.exchange(soci::use(o.in_queue_));
                                   st.exchange(soci::use(o.in_key_));
                                 });
-  auto& insert = statement(insert_, c_.dialect().insert_message,
-                           [](Operations& o, soci::statement& st) {
-                             o.row_.exchange_into(st);
-                             st.exchange(soci::use(o.in_queue_));
-                             st.exchange(soci::use(o.in_payload_));
-                             st.exchange(soci::use(o.in_max_retries_));
-                             st.exchange(soci::use(o.in_retry_after_));
-                             st.exchange(soci::use(o.in_now_));  // created_at
-                             st.exchange(soci::use(o.in_now_));  // updated_at
-                             st.exchange(soci::use(o.in_priority_));
-                             st.exchange(soci::use(o.in_job_type_));
-                             st.exchange(soci::use(o.in_key_));
-                             st.exchange(soci::use(o.in_now_));  // life_started_at
-                             st.exchange(soci::use(o.in_now_));  // status_at
-                           });
   std::vector<Inserted> out;
   out.reserve(p.messages.size());
   in_queue_ = p.queue;
@@ -82,9 +119,10 @@ std::vector<Inserted> Operations::insert(const InsertParams& p) {
     in_retry_after_ = m.run_at;
     in_priority_ = m.priority;
     in_job_type_ = m.job_type;
-    if (auto created = fetch_one(insert)) {
-      note_due(*created);
-      out.push_back({std::move(*created), true});
+    if (auto id = insert_row()) {
+      Message created = stored_message(p.queue, m, p.now, *id);
+      note_due(created);
+      out.push_back({std::move(created), true});
       continue;
     }
     // Another transaction (another node) inserted the key between our check and our insert.

@@ -46,6 +46,8 @@ class Operations {
   // Runs a statement whose `into` target is row_, collecting every row.
   std::vector<Message> fetch_messages(soci::statement& st);
   std::optional<Message> fetch_one(soci::statement& st);
+  // One INSERT of the buffered new message: its id, or none when its idempotency key is taken.
+  std::optional<MessageId> insert_row();
   void write_message(const Message& m);
   static void bind_stats(Operations& o, soci::statement& st);
   void append_history(const std::vector<AttemptRecord>& history);
@@ -67,6 +69,7 @@ class Operations {
   long long in_limit_ = 0, in_offset_ = 0, in_njobs_ = 0;
   std::string out_status_;
   std::optional<long long> out_time_;
+  long long out_id_ = 0;
 
   std::optional<soci::statement> insert_, find_key_holder_, select_, select_locked_, update_,
       key_holders_, claim_, list_all_, list_by_status_, reap_, insert_attempt_, attempts_,

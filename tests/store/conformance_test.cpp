@@ -66,6 +66,48 @@ BOOST_AUTO_TEST_CASE(insert_stores_a_pending_message) {
   BOOST_TEST(!wait(store->message_find("other", m.id)).has_value());
 }
 
+// The insert answers with the message it built from its input (no RETURNING): every field must
+// be what the database stored.
+BOOST_AUTO_TEST_CASE(an_inserted_message_reads_back_as_it_was_answered) {
+  store::NewMessage extra;
+  extra.max_retries = 0;
+  extra.priority = -3;
+  extra.job_type = "report";
+  extra.idempotency_key = "key-1";
+  extra.run_at = T + 5000;
+  for (const Message& m : {insert("q", R"({"a":[1,2]})", T, extra), insert("q", "{}", T + 1)}) {
+    auto found = wait(store->message_find("q", m.id));
+    BOOST_REQUIRE(found.has_value());
+    const Message& f = *found;
+    BOOST_TEST((f.queue == m.queue));
+    BOOST_TEST((f.payload == m.payload));
+    BOOST_TEST(to_string(f.status) == to_string(m.status));
+    BOOST_TEST((f.retry_count == m.retry_count));
+    BOOST_TEST((f.max_retries == m.max_retries));
+    BOOST_TEST((f.retry_after == m.retry_after));
+    BOOST_TEST((f.last_error == m.last_error));
+    BOOST_TEST((f.created_at == m.created_at));
+    BOOST_TEST((f.updated_at == m.updated_at));
+    BOOST_TEST((f.priority == m.priority));
+    BOOST_TEST((f.job_type == m.job_type));
+    BOOST_TEST((f.idempotency_key == m.idempotency_key));
+    BOOST_TEST(f.error_class.has_value() == m.error_class.has_value());
+    BOOST_TEST(f.dead_reason.has_value() == m.dead_reason.has_value());
+    BOOST_TEST((f.checkpoint == m.checkpoint));
+    BOOST_TEST((f.lease_expiries == m.lease_expiries));
+    BOOST_TEST((f.attempts == m.attempts));
+    BOOST_TEST((f.first_attempt_at == m.first_attempt_at));
+    BOOST_TEST((f.last_attempt_at == m.last_attempt_at));
+    BOOST_TEST((f.dead_at == m.dead_at));
+    BOOST_TEST((f.replay_count == m.replay_count));
+    BOOST_TEST((f.lease_expires_at == m.lease_expires_at));
+    BOOST_TEST((f.lease_id == m.lease_id));
+    BOOST_TEST((f.worker == m.worker));
+    BOOST_TEST((f.life_started_at == m.life_started_at));
+    BOOST_TEST((f.status_at == m.status_at));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(ids_beyond_32_bits_round_trip) {
   Message m = insert("q", "x", T);
   store::UpdateParams p = succeed_params("q", m.id, T);
