@@ -79,15 +79,20 @@ Dialect common(Dialect::Kind kind) {
   return d;
 }
 
+// The next claimable messages of a queue: due, of the asked job types, in claim order.
+std::string claimable(const std::string& columns, const std::string& job_filter) {
+  return "SELECT " + columns + " FROM messages WHERE queue = :queue AND status = 'pending' "
+         "AND (retry_after IS NULL OR retry_after <= :due_at) AND (:njobs = 0 OR " + job_filter + ") "
+         "ORDER BY priority DESC, created_at, id LIMIT :max";
+}
+
 // The claim sets everything a new attempt changes; the subquery picks the rows.
 std::string claim_sql(const std::string& job_filter, const std::string& lock) {
   return "UPDATE messages SET status = 'processing', lease_id = :token || '-' || id, "
          "lease_expires_at = :until, worker = :worker, attempts = attempts + 1, "
          "first_attempt_at = COALESCE(first_attempt_at, :first_at), last_attempt_at = :last_at, "
          "updated_at = :updated_at, status_at = :status_at "
-         "WHERE id IN (SELECT id FROM messages WHERE queue = :queue AND status = 'pending' "
-         "AND (retry_after IS NULL OR retry_after <= :due_at) AND (:njobs = 0 OR " + job_filter + ") "
-         "ORDER BY priority DESC, created_at, id LIMIT :max" + lock + ") RETURNING " + kCols;
+         "WHERE id IN (" + claimable("id", job_filter) + lock + ") RETURNING " + kCols;
 }
 
 Dialect make_sqlite() {
@@ -95,6 +100,11 @@ Dialect make_sqlite() {
   d.begin_write = "BEGIN IMMEDIATE";
   d.select_message_locked = d.select_message;  // one writer: the write transaction is the lock
   d.claim = claim_sql("job_type IN (SELECT value FROM json_each(:jobs))", "");
+  d.claim_select = claimable(kCols, "job_type IN (SELECT value FROM json_each(:jobs))");
+  d.claim_mark =
+      "UPDATE messages SET status = 'processing', lease_id = :lease_id, lease_expires_at = :until, "
+      "worker = :worker, attempts = attempts + 1, first_attempt_at = :first_at, "
+      "last_attempt_at = :last_at, updated_at = :updated_at, status_at = :status_at WHERE id = :id";
   d.reap_select = "SELECT " + kCols + " FROM messages WHERE status = 'processing' "
                   "AND lease_expires_at <= :now ORDER BY lease_expires_at LIMIT :limit";
   return d;

@@ -20,6 +20,10 @@ struct Dialect {
   std::string update_message;         // every mutable column, then id
   std::string select_key_holders;     // queue, key, id -> statuses
   std::string claim;                  // token, until, worker, now x4, queue, now, njobs, jobs, max
+  // SQLite claims in two steps (one writer: the transaction is the lock), because its
+  // UPDATE ... RETURNING builds a temporary table per execution.
+  std::string claim_select;           // queue, now, njobs, jobs, max -> claimable rows, in order
+  std::string claim_mark;             // lease_id, until, worker, first_attempt_at, now x3, id
   std::string list_all;               // queue, limit, offset
   std::string list_by_status;         // queue, status, limit, offset
   std::string reap_select;            // now, limit -> expired processing messages (locked)

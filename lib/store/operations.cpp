@@ -170,6 +170,18 @@ std::optional<Message> Operations::find(const std::string& queue, MessageId id) 
 }
 
 std::vector<Message> Operations::claim(const ClaimParams& p) {
+  in_token_ = p.lease_token;
+  in_until_ = p.lease_expires_at;
+  in_worker_ = p.worker;
+  in_now_ = p.now;
+  in_queue_ = p.queue;
+  in_njobs_ = static_cast<long long>(p.job_types.size());
+  boost::json::array jobs;
+  for (const auto& j : p.job_types) jobs.emplace_back(j);
+  in_jobs_ = boost::json::serialize(jobs);
+  in_limit_ = p.max;
+  if (c_.is_sqlite()) return claim_in_two_steps(p);
+
   auto& st = statement(claim_, c_.dialect().claim, [](Operations& o, soci::statement& s) {
     o.row_.exchange_into(s);
     s.exchange(soci::use(o.in_token_));
@@ -185,16 +197,6 @@ std::vector<Message> Operations::claim(const ClaimParams& p) {
     s.exchange(soci::use(o.in_jobs_));
     s.exchange(soci::use(o.in_limit_));
   });
-  in_token_ = p.lease_token;
-  in_until_ = p.lease_expires_at;
-  in_worker_ = p.worker;
-  in_now_ = p.now;
-  in_queue_ = p.queue;
-  in_njobs_ = static_cast<long long>(p.job_types.size());
-  boost::json::array jobs;
-  for (const auto& j : p.job_types) jobs.emplace_back(j);
-  in_jobs_ = boost::json::serialize(jobs);
-  in_limit_ = p.max;
   auto out = fetch_messages(st);
   // RETURNING gives no order guarantee: restore the claim order.
   std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) {
@@ -202,6 +204,50 @@ std::vector<Message> Operations::claim(const ClaimParams& p) {
     if (a.created_at != b.created_at) return a.created_at < b.created_at;
     return a.id < b.id;
   });
+  return out;
+}
+
+// SQLite: read the claimable rows, then mark each claimed. The write transaction is the lock
+// (one writer), so nothing can take the rows in between. The same changes as the one-statement
+// claim, made in C++ on the rows read.
+std::vector<Message> Operations::claim_in_two_steps(const ClaimParams& p) {
+  auto& select = statement(claim_select_, c_.dialect().claim_select,
+                           [](Operations& o, soci::statement& s) {
+                             o.row_.exchange_into(s);
+                             s.exchange(soci::use(o.in_queue_));
+                             s.exchange(soci::use(o.in_now_));  // due at or before
+                             s.exchange(soci::use(o.in_njobs_));
+                             s.exchange(soci::use(o.in_jobs_));
+                             s.exchange(soci::use(o.in_limit_));
+                           });
+  auto out = fetch_messages(select);
+  if (out.empty()) return out;
+  auto& mark = statement(claim_mark_, c_.dialect().claim_mark, [](Operations& o, soci::statement& s) {
+    s.exchange(soci::use(o.in_lease_id_));
+    s.exchange(soci::use(o.in_until_));
+    s.exchange(soci::use(o.in_worker_));
+    s.exchange(soci::use(o.in_first_at_));
+    s.exchange(soci::use(o.in_now_));  // last_attempt_at
+    s.exchange(soci::use(o.in_now_));  // updated_at
+    s.exchange(soci::use(o.in_now_));  // status_at
+    s.exchange(soci::use(o.in_id_));
+  });
+  for (Message& m : out) {
+    m.status = Status::processing;
+    m.lease_id = p.lease_token + "-" + std::to_string(m.id);
+    m.lease_expires_at = p.lease_expires_at;
+    m.worker = p.worker;
+    m.attempts += 1;
+    if (!m.first_attempt_at) m.first_attempt_at = p.now;
+    m.last_attempt_at = p.now;
+    m.updated_at = p.now;
+    m.status_at = p.now;
+    in_lease_id_ = *m.lease_id;
+    in_first_at_ = *m.first_attempt_at;
+    in_id_ = m.id;
+    mark.execute(true);
+    c_.finish(mark);
+  }
   return out;
 }
 

@@ -48,6 +48,7 @@ class Operations {
   std::optional<Message> fetch_one(soci::statement& st);
   // One INSERT of the buffered new message: its id, or none when its idempotency key is taken.
   std::optional<MessageId> insert_row();
+  std::vector<Message> claim_in_two_steps(const ClaimParams& p);
   void write_message(const Message& m);
   static void bind_stats(Operations& o, soci::statement& st);
   void append_history(const std::vector<AttemptRecord>& history);
@@ -62,17 +63,17 @@ class Operations {
   MessageRow row_;
   MessageUpdateRow update_row_;
   AttemptRow attempt_row_;
-  std::string in_queue_, in_payload_, in_status_, in_token_, in_jobs_;
+  std::string in_queue_, in_payload_, in_status_, in_token_, in_jobs_, in_lease_id_;
   std::optional<std::string> in_key_, in_job_type_, in_worker_;
   std::optional<long long> in_retry_after_;
   long long in_id_ = 0, in_now_ = 0, in_until_ = 0, in_max_retries_ = 0, in_priority_ = 0;
-  long long in_limit_ = 0, in_offset_ = 0, in_njobs_ = 0;
+  long long in_limit_ = 0, in_offset_ = 0, in_njobs_ = 0, in_first_at_ = 0;
   std::string out_status_;
   std::optional<long long> out_time_;
   long long out_id_ = 0;
 
   std::optional<soci::statement> insert_, find_key_holder_, select_, select_locked_, update_,
-      key_holders_, claim_, list_all_, list_by_status_, reap_, insert_attempt_, attempts_,
+      key_holders_, claim_, claim_select_, claim_mark_, list_all_, list_by_status_, reap_, insert_attempt_, attempts_,
       next_due_, next_lease_, stats_all_, stats_one_;
   QueueStats stats_row_;
 };

@@ -38,6 +38,37 @@ store::UpdateParams succeed_params(const std::string& queue, MessageId id, TimeM
   return p;
 }
 
+// Every field of what the store answered equals what it stored.
+void check_same_message(const Message& f, const Message& m) {
+  BOOST_TEST(f.id == m.id);
+  BOOST_TEST((f.queue == m.queue));
+  BOOST_TEST((f.payload == m.payload));
+  BOOST_TEST(to_string(f.status) == to_string(m.status));
+  BOOST_TEST((f.retry_count == m.retry_count));
+  BOOST_TEST((f.max_retries == m.max_retries));
+  BOOST_TEST((f.retry_after == m.retry_after));
+  BOOST_TEST((f.last_error == m.last_error));
+  BOOST_TEST((f.created_at == m.created_at));
+  BOOST_TEST((f.updated_at == m.updated_at));
+  BOOST_TEST((f.priority == m.priority));
+  BOOST_TEST((f.job_type == m.job_type));
+  BOOST_TEST((f.idempotency_key == m.idempotency_key));
+  BOOST_TEST(f.error_class.has_value() == m.error_class.has_value());
+  BOOST_TEST(f.dead_reason.has_value() == m.dead_reason.has_value());
+  BOOST_TEST((f.checkpoint == m.checkpoint));
+  BOOST_TEST((f.lease_expiries == m.lease_expiries));
+  BOOST_TEST((f.attempts == m.attempts));
+  BOOST_TEST((f.first_attempt_at == m.first_attempt_at));
+  BOOST_TEST((f.last_attempt_at == m.last_attempt_at));
+  BOOST_TEST((f.dead_at == m.dead_at));
+  BOOST_TEST((f.replay_count == m.replay_count));
+  BOOST_TEST((f.lease_expires_at == m.lease_expires_at));
+  BOOST_TEST((f.lease_id == m.lease_id));
+  BOOST_TEST((f.worker == m.worker));
+  BOOST_TEST((f.life_started_at == m.life_started_at));
+  BOOST_TEST((f.status_at == m.status_at));
+}
+
 }  // namespace
 
 BOOST_FIXTURE_TEST_SUITE(store_conformance, StoreFixture)
@@ -78,33 +109,23 @@ BOOST_AUTO_TEST_CASE(an_inserted_message_reads_back_as_it_was_answered) {
   for (const Message& m : {insert("q", R"({"a":[1,2]})", T, extra), insert("q", "{}", T + 1)}) {
     auto found = wait(store->message_find("q", m.id));
     BOOST_REQUIRE(found.has_value());
-    const Message& f = *found;
-    BOOST_TEST((f.queue == m.queue));
-    BOOST_TEST((f.payload == m.payload));
-    BOOST_TEST(to_string(f.status) == to_string(m.status));
-    BOOST_TEST((f.retry_count == m.retry_count));
-    BOOST_TEST((f.max_retries == m.max_retries));
-    BOOST_TEST((f.retry_after == m.retry_after));
-    BOOST_TEST((f.last_error == m.last_error));
-    BOOST_TEST((f.created_at == m.created_at));
-    BOOST_TEST((f.updated_at == m.updated_at));
-    BOOST_TEST((f.priority == m.priority));
-    BOOST_TEST((f.job_type == m.job_type));
-    BOOST_TEST((f.idempotency_key == m.idempotency_key));
-    BOOST_TEST(f.error_class.has_value() == m.error_class.has_value());
-    BOOST_TEST(f.dead_reason.has_value() == m.dead_reason.has_value());
-    BOOST_TEST((f.checkpoint == m.checkpoint));
-    BOOST_TEST((f.lease_expiries == m.lease_expiries));
-    BOOST_TEST((f.attempts == m.attempts));
-    BOOST_TEST((f.first_attempt_at == m.first_attempt_at));
-    BOOST_TEST((f.last_attempt_at == m.last_attempt_at));
-    BOOST_TEST((f.dead_at == m.dead_at));
-    BOOST_TEST((f.replay_count == m.replay_count));
-    BOOST_TEST((f.lease_expires_at == m.lease_expires_at));
-    BOOST_TEST((f.lease_id == m.lease_id));
-    BOOST_TEST((f.worker == m.worker));
-    BOOST_TEST((f.life_started_at == m.life_started_at));
-    BOOST_TEST((f.status_at == m.status_at));
+    check_same_message(*found, m);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(claimed_messages_read_back_as_they_were_answered) {
+  insert("q", "a", T);
+  insert("q", "b", T);
+  auto p = claim_params("q", T + 10, 2);
+  auto claimed = wait(store->messages_claim(p));
+  BOOST_REQUIRE_EQUAL(claimed.size(), 2u);
+  for (const Message& m : claimed) {
+    BOOST_TEST((m.lease_id == p.lease_token + "-" + std::to_string(m.id)));
+    BOOST_TEST(m.attempts == 1);
+    BOOST_TEST((m.first_attempt_at == T + 10));
+    auto found = wait(store->message_find("q", m.id));
+    BOOST_REQUIRE(found.has_value());
+    check_same_message(*found, m);
   }
 }
 
