@@ -34,8 +34,11 @@ class Job final : public StoreJob {
   void run(Operations& ops) override { result_ = fn_(ops); }
 
   void complete(std::exception_ptr error) override {
-    auto work = work_;
-    asio::post(work, [handler = std::move(handler_), error, result = std::move(result_)]() mutable {
+    // The tracked work travels with the handler and ends where it runs: a copy left on this
+    // (store) thread could outlive the awaiting io_context.
+    auto executor = asio::get_associated_executor(handler_);
+    asio::post(executor, [handler = std::move(handler_), work = std::move(work_), error,
+                          result = std::move(result_)]() mutable {
       std::move(handler)(error, std::move(result));
     });
   }
