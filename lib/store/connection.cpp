@@ -15,6 +15,16 @@ namespace {
 
 soci::session open_session(const ConnectionOptions& o) {
   if (o.target.backend == DatabaseTarget::Backend::sqlite) {
+    // Each connection is used by one thread at a time (its store thread), so SQLite's own
+    // per-call mutexes are pure cost ("multi-thread" mode), as is its memory accounting (a
+    // mutex per allocation). Takes effect only before SQLite's first use in the process;
+    // later SQLite refuses, harmlessly.
+    static const bool configured = [] {
+      sqlite_api::sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
+      sqlite_api::sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+      return true;
+    }();
+    (void)configured;
     std::filesystem::path path(o.target.sqlite_path);
     if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
     // timeout: how long a statement waits for a lock held by another connection (seconds).
