@@ -184,3 +184,20 @@ while IFS= read -r line; do
     "$(field rate_unit)" "$(field p50_ms)" "$(field p99_ms)" "$extra"
 done < "$results"
 echo "(JSON: bench-results/latest.json)"
+
+# The #6 targets, as ratios within this run.
+value() {  # value CONFIG WORKLOAD FIELD
+  grep "\"config\":\"$1\",\"workload\":\"$2\"" "$results" | grep -o "\"$3\":[0-9.]*" | head -n 1 | cut -d: -f2
+}
+ratio() { echo "scale=3; $1 / $2" | bc; }
+full_w3="$(value sqlite_full mixed rate)"; normal_w3="$(value sqlite_normal mixed rate)"
+full_w3_req="$(value sqlite_full mixed requests_per_s)"; full_hz="$(value sqlite_full healthz rate)"
+normal_w3_req="$(value sqlite_normal mixed requests_per_s)"; normal_hz="$(value sqlite_normal healthz rate)"
+full_w1="$(value sqlite_full enqueue rate)"; full_w5="$(value sqlite_full batch_enqueue rate)"
+echo
+echo "targets (SQLite):"
+echo "  FULL W3 / NORMAL W3 (messages through):        $(ratio "$full_w3" "$normal_w3")   (target >= 0.80)"
+echo "  FULL W3 messages x 3 / healthz:                $(ratio "$full_w3 * 3" "$full_hz")   (target >= 0.40)"
+echo "  FULL W3 requests / healthz:                    $(ratio "$full_w3_req" "$full_hz")   (the same, counting every request)"
+echo "  NORMAL W3 requests / healthz:                  $(ratio "$normal_w3_req" "$normal_hz")"
+echo "  FULL W5 / W1:                                  $(ratio "$full_w5" "$full_w1")   (target >= 5)"
