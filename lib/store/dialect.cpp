@@ -114,6 +114,16 @@ Dialect make_postgres() {
   Dialect d = common(Dialect::Kind::postgresql);
   d.begin_write = "BEGIN";
   d.insert_message += " RETURNING id";
+  // Rows are inserted in the order of the sorted SELECT, and the identity default is evaluated
+  // as each is inserted, so the ids ascend in input order (a store test checks it).
+  d.insert_messages =
+      "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
+      "created_at, updated_at, priority, job_type, life_started_at, status_at) "
+      "SELECT :queue, item->>'payload', 'pending', 0, CAST(item->>'max_retries' AS BIGINT), "
+      "CAST(item->>'run_at' AS BIGINT), :created_at, :updated_at, "
+      "CAST(item->>'priority' AS BIGINT), item->>'job_type', :life_started_at, :status_at "
+      "FROM json_array_elements(CAST(:items AS json)) WITH ORDINALITY AS t(item, ord) "
+      "ORDER BY ord RETURNING id";
   d.select_message_locked = d.select_message + " FOR UPDATE";
   d.claim = claim_sql("job_type IN (SELECT jsonb_array_elements_text(CAST(:jobs AS jsonb)))",
                       " FOR UPDATE SKIP LOCKED");

@@ -14,6 +14,9 @@ struct Dialect {
 
   // The message columns, in the order MessageRow binds them.
   std::string insert_message;         // no row on a key conflict; PostgreSQL: RETURNING id
+  // PostgreSQL: many messages without idempotency keys in one statement (one round trip):
+  // queue, now x4, items (a JSON array) -> their ids, ascending in input order.
+  std::string insert_messages;
   std::string find_key_holder;        // queue, key -> the holder to hand back, if any
   std::string select_message;         // id, queue
   std::string select_message_locked;  // id, queue; FOR UPDATE on PostgreSQL

@@ -5,6 +5,7 @@
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 
 #include "store/migrations.hpp"
 #include "store/pg_listener.hpp"
@@ -95,7 +96,53 @@ std::optional<MessageId> Operations::insert_row() {
   return id;
 }
 
+// PostgreSQL: one statement for a whole batch without idempotency keys, instead of a round
+// trip per message.
+std::vector<Inserted> Operations::insert_many(const InsertParams& p) {
+  auto& st = statement(insert_many_, c_.dialect().insert_messages,
+                       [](Operations& o, soci::statement& s) {
+                         s.exchange(soci::into(o.out_id_));
+                         s.exchange(soci::use(o.in_queue_));
+                         s.exchange(soci::use(o.in_now_));   // created_at
+                         s.exchange(soci::use(o.in_now_));   // updated_at
+                         s.exchange(soci::use(o.in_now_));   // life_started_at
+                         s.exchange(soci::use(o.in_now_));   // status_at
+                         s.exchange(soci::use(o.in_jobs_));  // the items
+                       });
+  boost::json::array items;
+  items.reserve(p.messages.size());
+  for (const auto& m : p.messages) {
+    boost::json::object item;
+    item["payload"] = m.payload;
+    item["max_retries"] = m.max_retries;
+    item["priority"] = m.priority;
+    if (m.run_at) item["run_at"] = *m.run_at;
+    if (m.job_type) item["job_type"] = *m.job_type;
+    items.push_back(std::move(item));
+  }
+  in_queue_ = p.queue;
+  in_now_ = p.now;
+  in_jobs_ = boost::json::serialize(items);
+  std::vector<MessageId> ids;
+  ids.reserve(p.messages.size());
+  st.execute(false);
+  while (st.fetch()) ids.push_back(out_id_);
+  if (ids.size() != p.messages.size()) throw std::runtime_error("batch insert lost rows");
+  std::sort(ids.begin(), ids.end());
+  std::vector<Inserted> out;
+  out.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    Message created = stored_message(p.queue, p.messages[i], p.now, ids[i]);
+    note_due(created);
+    out.push_back({std::move(created), true});
+  }
+  return out;
+}
+
 std::vector<Inserted> Operations::insert(const InsertParams& p) {
+  bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
+                              [](const NewMessage& m) { return m.idempotency_key.has_value(); });
+  if (!c_.is_sqlite() && keyless && p.messages.size() > 1) return insert_many(p);
   auto& find_holder = statement(find_key_holder_, c_.dialect().find_key_holder,
                                 [](Operations& o, soci::statement& st) {
                                   o.row_.exchange_into(st);

@@ -48,6 +48,7 @@ class Operations {
   std::optional<Message> fetch_one(soci::statement& st);
   // One INSERT of the buffered new message: its id, or none when its idempotency key is taken.
   std::optional<MessageId> insert_row();
+  std::vector<Inserted> insert_many(const InsertParams& p);
   std::vector<Message> claim_in_two_steps(const ClaimParams& p);
   void write_message(const Message& m);
   static void bind_stats(Operations& o, soci::statement& st);
@@ -72,7 +73,7 @@ class Operations {
   std::optional<long long> out_time_;
   long long out_id_ = 0;
 
-  std::optional<soci::statement> insert_, find_key_holder_, select_, select_locked_, update_,
+  std::optional<soci::statement> insert_, insert_many_, find_key_holder_, select_, select_locked_, update_,
       key_holders_, claim_, claim_select_, claim_mark_, list_all_, list_by_status_, reap_, insert_attempt_, attempts_,
       next_due_, next_lease_, stats_all_, stats_one_;
   QueueStats stats_row_;

@@ -153,6 +153,33 @@ BOOST_AUTO_TEST_CASE(batch_insert_keeps_input_order_and_deduplicates_by_key) {
   BOOST_TEST(out[2].message.id == out[0].message.id);
 }
 
+// Without keys, PostgreSQL inserts a batch in one statement: each answer must still be its own
+// input's message, in input order, as stored.
+BOOST_AUTO_TEST_CASE(a_batch_without_keys_reads_back_in_input_order) {
+  store::InsertParams p{"q", {}, T};
+  for (int i = 0; i < 300; ++i) {
+    store::NewMessage n;
+    n.payload = R"({"n":)" + std::to_string(i) + R"(,"s":"quote \" and \\ and \u00e9"})";
+    n.max_retries = i % 7;
+    n.priority = (i * 37) % 11 - 5;
+    if (i % 3 == 0) n.job_type = "type-" + std::to_string(i % 4);
+    if (i % 5 == 0) n.run_at = T + i;
+    p.messages.push_back(n);
+  }
+  auto out = wait(store->messages_insert(p));
+  BOOST_REQUIRE_EQUAL(out.size(), p.messages.size());
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const Message& m = out[i].message;
+    BOOST_TEST(out[i].created);
+    if (i > 0) BOOST_TEST(m.id > out[i - 1].message.id);
+    BOOST_TEST(m.payload == p.messages[i].payload);
+    BOOST_TEST(m.priority == p.messages[i].priority);
+    auto found = wait(store->message_find("q", m.id));
+    BOOST_REQUIRE(found.has_value());
+    check_same_message(*found, m);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(idempotency_key_holders) {
   store::NewMessage keyed;
   keyed.idempotency_key = "k";
