@@ -114,6 +114,7 @@ Dialect make_postgres() {
   Dialect d = common(Dialect::Kind::postgresql);
   d.begin_write = "BEGIN";
   d.insert_message += " RETURNING id";
+  d.update_message_with_attempt = "WITH updated AS (" + d.update_message + ") " + d.insert_attempt;
   // Rows are inserted in the order of the sorted SELECT, and the identity default is evaluated
   // as each is inserted, so the ids ascend in input order (a store test checks it).
   d.insert_messages =

@@ -21,6 +21,8 @@ struct Dialect {
   std::string select_message;         // id, queue
   std::string select_message_locked;  // id, queue; FOR UPDATE on PostgreSQL
   std::string update_message;         // every mutable column, then id
+  // PostgreSQL: update_message and insert_attempt in one statement (a data-modifying WITH).
+  std::string update_message_with_attempt;
   std::string select_key_holders;     // queue, key, id -> statuses
   std::string claim;                  // token, until, worker, now x4, queue, now, njobs, jobs, max
   // SQLite claims in two steps (one writer: the transaction is the lock), because its
