@@ -87,6 +87,17 @@ void JobQueue::close() {
   cv_.notify_all();
 }
 
+void JobThreads::start(int threads, const std::function<void(int index)>& body) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([body, i] { body(i); });
+}
+
+void JobThreads::stop() {
+  std::call_once(stopped_, [this] {
+    queue_.close();
+    for (auto& t : threads_) t.join();
+  });
+}
+
 Session::~Session() {
   ops.reset();  // statements before the session they were prepared on
   connection.reset();
@@ -103,27 +114,15 @@ Writer::Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::s
     }
     sessions_.push_back(std::move(session));
   }
-  for (auto& session : sessions_) {
-    Session* s = session.get();
-    threads_.emplace_back([this, s] { loop(*s); });
-  }
+  threads_.start(static_cast<int>(sessions_.size()), [this](int i) { loop(*sessions_[i]); });
 }
 
 Writer::~Writer() { stop(); }
 
-void Writer::submit(std::unique_ptr<StoreJob> job) { queue_.push(std::move(job)); }
-
-void Writer::stop() {
-  std::call_once(stopped_, [this] {
-    queue_.close();
-    for (auto& t : threads_) t.join();
-  });
-}
-
 void Writer::loop(Session& session) {
   std::vector<std::unique_ptr<StoreJob>> batch;
   // A group is everything queued when the previous commit ended (up to max_batch).
-  while (queue_.pop(batch, max_batch_, max_wait_)) {
+  while (threads_.queue().pop(batch, max_batch_, max_wait_)) {
     run_batch(session, batch);
     batch.clear();
   }
@@ -215,24 +214,15 @@ void Writer::run_alone(Session& s, StoreJob& job) {
 }
 
 Readers::Readers(SessionFactory factory, int threads) : factory_(std::move(factory)) {
-  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { loop(); });
+  threads_.start(threads, [this](int) { loop(); });
 }
 
 Readers::~Readers() { stop(); }
 
-void Readers::submit(std::unique_ptr<StoreJob> job) { queue_.push(std::move(job)); }
-
-void Readers::stop() {
-  std::call_once(stopped_, [this] {
-    queue_.close();
-    for (auto& t : threads_) t.join();
-  });
-}
-
 void Readers::loop() {
   Session session;
   std::vector<std::unique_ptr<StoreJob>> next;
-  while (queue_.pop(next, 1)) {
+  while (threads_.queue().pop(next, 1)) {
     std::unique_ptr<StoreJob> job = std::move(next.front());
     next.clear();
     // Reads are idempotent: a connection that died while idle is replaced and the query tried

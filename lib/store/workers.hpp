@@ -62,6 +62,23 @@ class JobQueue {
   bool closed_ = false;
 };
 
+// A job queue and the threads that serve it. stop() lets them run what is queued, then joins
+// them; later submissions fail at once. Declare it last in its owner, so its threads stop before
+// anything they use is destroyed.
+class JobThreads {
+ public:
+  ~JobThreads() { stop(); }
+  void start(int threads, const std::function<void(int index)>& body);
+  void submit(std::unique_ptr<StoreJob> job) { queue_.push(std::move(job)); }
+  JobQueue& queue() { return queue_; }
+  void stop();
+
+ private:
+  JobQueue queue_;
+  std::once_flag stopped_;
+  std::vector<std::thread> threads_;
+};
+
 struct WriterStats {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> jobs{0};
@@ -74,9 +91,9 @@ class Writer {
   Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::size_t max_batch,
          std::chrono::microseconds max_wait, int threads = 1);
   ~Writer();
-  void submit(std::unique_ptr<StoreJob> job);
+  void submit(std::unique_ptr<StoreJob> job) { threads_.submit(std::move(job)); }
   // Runs what is queued, then stops the threads. Later submissions fail at once.
-  void stop();
+  void stop() { threads_.stop(); }
   const WriterStats& stats() const { return stats_; }
 
  private:
@@ -90,27 +107,23 @@ class Writer {
   SessionFactory factory_;
   std::size_t max_batch_;
   std::chrono::microseconds max_wait_;
-  JobQueue queue_;
-  std::once_flag stopped_;
   WriterStats stats_;
   std::vector<std::unique_ptr<Session>> sessions_;
-  std::vector<std::thread> threads_;
+  JobThreads threads_;
 };
 
 class Readers {
  public:
   Readers(SessionFactory factory, int threads);
   ~Readers();
-  void submit(std::unique_ptr<StoreJob> job);
-  void stop();
+  void submit(std::unique_ptr<StoreJob> job) { threads_.submit(std::move(job)); }
+  void stop() { threads_.stop(); }
 
  private:
   void loop();
 
   SessionFactory factory_;
-  JobQueue queue_;
-  std::once_flag stopped_;
-  std::vector<std::thread> threads_;
+  JobThreads threads_;
 };
 
 }  // namespace dlq::store
