@@ -99,15 +99,19 @@ void Connection::finish(soci::statement& st) {
   if (backend != nullptr && backend->stmt_ != nullptr) sqlite_api::sqlite3_reset(backend->stmt_);
 }
 
-long long Connection::last_insert_rowid() {
-  auto* backend = static_cast<soci::sqlite3_session_backend*>(session_.get_backend());
-  return sqlite_api::sqlite3_last_insert_rowid(backend->conn_);
+namespace {
+
+sqlite_api::sqlite3* sqlite_handle(soci::session& session) {
+  return static_cast<soci::sqlite3_session_backend*>(session.get_backend())->conn_;
 }
 
-long long Connection::changes() {
-  auto* backend = static_cast<soci::sqlite3_session_backend*>(session_.get_backend());
-  return sqlite_api::sqlite3_changes(backend->conn_);
+}  // namespace
+
+long long Connection::last_insert_rowid() {
+  return sqlite_api::sqlite3_last_insert_rowid(sqlite_handle(session_));
 }
+
+long long Connection::changes() { return sqlite_api::sqlite3_changes(sqlite_handle(session_)); }
 
 bool Connection::broken() const {
   if (is_sqlite()) return false;

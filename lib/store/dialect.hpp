@@ -24,7 +24,8 @@ struct Dialect {
   // PostgreSQL: update_message and insert_attempt in one statement (a data-modifying WITH).
   std::string update_message_with_attempt;
   std::string select_key_holders;     // queue, key, id -> statuses
-  std::string claim;                  // token, until, worker, now x4, queue, now, njobs, jobs, max
+  // PostgreSQL: token, until, worker, now x4, queue, now, njobs, jobs, max -> the claimed rows.
+  std::string claim;
   // SQLite claims in two steps (one writer: the transaction is the lock), because its
   // UPDATE ... RETURNING builds a temporary table per execution.
   std::string claim_select;           // queue, now, njobs, jobs, max -> claimable rows, in order
