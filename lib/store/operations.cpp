@@ -1,4 +1,5 @@
-// The queue operations in SQL, on one connection, with statements prepared once and reused.
+// The queue operations that write, in SQL on one connection, with statements prepared once and
+// reused (the queries are in queries.cpp).
 #include "store/operations.hpp"
 
 #include <algorithm>
@@ -7,7 +8,6 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
-#include "store/migrations.hpp"
 #include "store/pg_listener.hpp"
 
 namespace dlq::store {
@@ -107,7 +107,7 @@ std::vector<Inserted> Operations::insert_many(const InsertParams& p) {
                          s.exchange(soci::use(o.in_now_));   // updated_at
                          s.exchange(soci::use(o.in_now_));   // life_started_at
                          s.exchange(soci::use(o.in_now_));   // status_at
-                         s.exchange(soci::use(o.in_jobs_));  // the items
+                         s.exchange(soci::use(o.in_items_));
                        });
   boost::json::array items;
   items.reserve(p.messages.size());
@@ -122,7 +122,7 @@ std::vector<Inserted> Operations::insert_many(const InsertParams& p) {
   }
   in_queue_ = p.queue;
   in_now_ = p.now;
-  in_jobs_ = boost::json::serialize(items);
+  in_items_ = boost::json::serialize(items);
   std::vector<MessageId> ids;
   ids.reserve(p.messages.size());
   st.execute(false);
@@ -180,40 +180,13 @@ std::vector<Inserted> Operations::insert(const InsertParams& p) {
   return out;
 }
 
-std::vector<Message> Operations::list(const ListParams& p) {
-  in_queue_ = p.queue;
-  in_limit_ = p.limit;
-  in_offset_ = p.offset;
-  if (p.status) {
-    in_status_ = std::string(to_string(*p.status));
-    auto& st = statement(list_by_status_, c_.dialect().list_by_status,
-                         [](Operations& o, soci::statement& s) {
-                           o.row_.exchange_into(s);
-                           s.exchange(soci::use(o.in_queue_));
-                           s.exchange(soci::use(o.in_status_));
-                           s.exchange(soci::use(o.in_limit_));
-                           s.exchange(soci::use(o.in_offset_));
-                         });
-    return fetch_messages(st);
-  }
-  auto& st = statement(list_all_, c_.dialect().list_all, [](Operations& o, soci::statement& s) {
-    o.row_.exchange_into(s);
-    s.exchange(soci::use(o.in_queue_));
-    s.exchange(soci::use(o.in_limit_));
-    s.exchange(soci::use(o.in_offset_));
-  });
-  return fetch_messages(st);
-}
-
-std::optional<Message> Operations::find(const std::string& queue, MessageId id) {
-  in_queue_ = queue;
-  in_id_ = id;
-  auto& st = statement(select_, c_.dialect().select_message, [](Operations& o, soci::statement& s) {
-    o.row_.exchange_into(s);
-    s.exchange(soci::use(o.in_id_));
-    s.exchange(soci::use(o.in_queue_));
-  });
-  return fetch_one(st);
+// Which rows a claim takes: queue, due at or before, job types (count and JSON array), how many.
+void Operations::bind_claim_filter(Operations& o, soci::statement& s) {
+  s.exchange(soci::use(o.in_queue_));
+  s.exchange(soci::use(o.in_now_));
+  s.exchange(soci::use(o.in_njobs_));
+  s.exchange(soci::use(o.in_jobs_));
+  s.exchange(soci::use(o.in_limit_));
 }
 
 std::vector<Message> Operations::claim(const ClaimParams& p) {
@@ -223,9 +196,12 @@ std::vector<Message> Operations::claim(const ClaimParams& p) {
   in_now_ = p.now;
   in_queue_ = p.queue;
   in_njobs_ = static_cast<long long>(p.job_types.size());
-  boost::json::array jobs;
-  for (const auto& j : p.job_types) jobs.emplace_back(j);
-  in_jobs_ = boost::json::serialize(jobs);
+  in_jobs_ = "[]";  // most claims take any job type: no JSON to build
+  if (!p.job_types.empty()) {
+    boost::json::array jobs;
+    for (const auto& j : p.job_types) jobs.emplace_back(j);
+    in_jobs_ = boost::json::serialize(jobs);
+  }
   in_limit_ = p.max;
   if (c_.is_sqlite()) return claim_in_two_steps(p);
 
@@ -238,11 +214,7 @@ std::vector<Message> Operations::claim(const ClaimParams& p) {
     s.exchange(soci::use(o.in_now_));  // last_attempt_at
     s.exchange(soci::use(o.in_now_));  // updated_at
     s.exchange(soci::use(o.in_now_));  // status_at
-    s.exchange(soci::use(o.in_queue_));
-    s.exchange(soci::use(o.in_now_));  // due at or before
-    s.exchange(soci::use(o.in_njobs_));
-    s.exchange(soci::use(o.in_jobs_));
-    s.exchange(soci::use(o.in_limit_));
+    bind_claim_filter(o, s);
   });
   auto out = fetch_messages(st);
   // RETURNING gives no order guarantee: restore the claim order.
@@ -261,11 +233,7 @@ std::vector<Message> Operations::claim_in_two_steps(const ClaimParams& p) {
   auto& select = statement(claim_select_, c_.dialect().claim_select,
                            [](Operations& o, soci::statement& s) {
                              o.row_.exchange_into(s);
-                             s.exchange(soci::use(o.in_queue_));
-                             s.exchange(soci::use(o.in_now_));  // due at or before
-                             s.exchange(soci::use(o.in_njobs_));
-                             s.exchange(soci::use(o.in_jobs_));
-                             s.exchange(soci::use(o.in_limit_));
+                             bind_claim_filter(o, s);
                            });
   auto out = fetch_messages(select);
   if (out.empty()) return out;
@@ -413,80 +381,6 @@ std::vector<Message> Operations::reap(const ReapParams& p) {
   return out;
 }
 
-std::vector<AttemptRecord> Operations::attempts(MessageId id) {
-  auto& st = statement(attempts_, c_.dialect().select_attempts,
-                       [](Operations& o, soci::statement& s) {
-                         o.attempt_row_.exchange_into(s);
-                         s.exchange(soci::use(o.in_id_));
-                       });
-  in_id_ = id;
-  std::vector<AttemptRecord> out;
-  st.execute(false);
-  while (st.fetch()) out.push_back(attempt_row_.to_record());
-  c_.finish(st);
-  return out;
-}
-
-Schedule Operations::schedule(TimeMs now) {
-  Schedule s;
-  in_now_ = now;
-  auto& due = statement(next_due_, c_.dialect().next_due, [](Operations& o, soci::statement& st) {
-    st.exchange(soci::into(o.out_time_));
-    st.exchange(soci::use(o.in_now_));
-  });
-  out_time_.reset();
-  due.execute(true);
-  c_.finish(due);
-  s.next_due = out_time_;
-  auto& lease = statement(next_lease_, c_.dialect().next_lease_expiry,
-                          [](Operations& o, soci::statement& st) {
-                            st.exchange(soci::into(o.out_time_));
-                          });
-  out_time_.reset();
-  lease.execute(true);
-  c_.finish(lease);
-  s.next_lease_expiry = out_time_;
-  return s;
-}
-
-void Operations::bind_stats(Operations& o, soci::statement& st) {
-  QueueStats& r = o.stats_row_;
-  st.exchange(soci::into(r.queue));
-  st.exchange(soci::into(r.ready));
-  st.exchange(soci::into(r.scheduled));
-  st.exchange(soci::into(r.processing));
-  st.exchange(soci::into(r.succeeded));
-  st.exchange(soci::into(r.dead));
-  st.exchange(soci::into(r.dismissed));
-  st.exchange(soci::into(r.oldest_ready_since));
-  st.exchange(soci::into(r.oldest_dead_at));
-  for (int i = 0; i < 3; ++i) st.exchange(soci::use(o.in_now_));  // the ready/scheduled split
-}
-
-std::vector<QueueStats> Operations::stats(const std::optional<std::string>& queue, TimeMs now) {
-  in_now_ = now;
-  soci::statement* st = nullptr;
-  if (queue) {
-    in_queue_ = *queue;
-    st = &statement(stats_one_, c_.dialect().stats_one, [](Operations& o, soci::statement& s) {
-      bind_stats(o, s);
-      s.exchange(soci::use(o.in_queue_));
-    });
-  } else {
-    st = &statement(stats_all_, c_.dialect().stats_all, &Operations::bind_stats);
-  }
-  std::vector<QueueStats> out;
-  st->execute(false);
-  while (st->fetch()) out.push_back(stats_row_);
-  c_.finish(*st);
-  if (queue && out.empty()) {
-    QueueStats empty;
-    empty.queue = *queue;
-    out.push_back(empty);
-  }
-  return out;
-}
-
 void Operations::note_due(const Message& m) {
   if (c_.is_sqlite() || m.status != Status::pending) return;
   TimeMs due = m.retry_after.value_or(0);
@@ -501,7 +395,5 @@ void Operations::flush_notifications() {
   }
   notes_.clear();
 }
-
-bool Operations::schema_current() { return applied_version(c_) >= latest_version(c_); }
 
 }  // namespace dlq::store

@@ -54,6 +54,7 @@ class Operations {
   // PostgreSQL: write_message and one history entry in one statement.
   void write_message_and_history(const Message& m, const AttemptRecord& a);
   static void bind_stats(Operations& o, soci::statement& st);
+  static void bind_claim_filter(Operations& o, soci::statement& st);
   void append_history(const std::vector<AttemptRecord>& history);
 
   void note_due(const Message& m);
@@ -66,7 +67,8 @@ class Operations {
   MessageRow row_;
   MessageUpdateRow update_row_;
   AttemptRow attempt_row_;
-  std::string in_queue_, in_payload_, in_status_, in_token_, in_jobs_, in_lease_id_;
+  std::string in_queue_, in_payload_, in_status_, in_token_, in_jobs_, in_lease_id_,
+      in_items_;
   std::optional<std::string> in_key_, in_job_type_, in_worker_;
   std::optional<long long> in_retry_after_;
   long long in_id_ = 0, in_now_ = 0, in_until_ = 0, in_max_retries_ = 0, in_priority_ = 0;
