@@ -21,7 +21,9 @@
 
 #include "config/config.hpp"
 #include "config/database_url.hpp"
+#include "core/leader_heartbeat.hpp"
 #include "core/queue_service.hpp"
+#include "core/task_host.hpp"
 #include "http/api.hpp"
 #include "http/server.hpp"
 #include "model/logging.hpp"
@@ -34,6 +36,7 @@ namespace {
 
 constexpr auto kShutdownGrace = std::chrono::seconds(10);
 constexpr auto kCloseGrace = std::chrono::seconds(5);
+constexpr auto kTaskGrace = std::chrono::seconds(5);
 
 struct Options {
   std::optional<std::string> config_path;
@@ -71,7 +74,7 @@ std::optional<Options> parse_flags(int argc, char** argv) {
 
 asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server& server,
                                         dlq::core::QueueService& service,
-                                        std::atomic<bool>& forced) {
+                                        dlq::core::TaskHost& tasks, std::atomic<bool>& forced) {
   dlq::log::info("shutting down");
   server.stop_accepting();
   service.shutdown();
@@ -84,6 +87,8 @@ asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server
   if (server.requests_in_flight() > 0) {
     dlq::log::warn("grace period over; closing connections with requests in flight");
   }
+  // Background tasks finish the unit they are in; the store they use closes after them.
+  co_await tasks.stop(kTaskGrace);
   server.close_connections();
   // Sessions now end by themselves; if one hangs, stop anyway.
   deadline = std::chrono::steady_clock::now() + kCloseGrace;
@@ -120,7 +125,8 @@ int run(const Options& options) {
                                             config.database.sqlite_synchronous,
                                             config.database.pool_size,
                                             config.database.group_commit_max_batch,
-                                            config.database.group_commit_max_wait_us};
+                                            config.database.group_commit_max_wait_us,
+                                            dlq::seconds_to_ms(config.database.leader_takeover_seconds)};
   int threads = config.threads > 0 ? config.threads
                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
@@ -128,8 +134,10 @@ int run(const Options& options) {
   dlq::store::SqlStore store(store_options);
   dlq::SystemClock clock;
   dlq::core::QueueService service(ioc.get_executor(), store, config, clock);
+  dlq::core::TaskHost tasks(ioc.get_executor(), clock);
+  tasks.add(dlq::core::leader_heartbeat_task(store, store_options.leader_takeover_ms));
   std::atomic<bool> shutting_down{false};
-  dlq::http::Api api(service, config, shutting_down);
+  dlq::http::Api api(service, tasks, config, shutting_down);
   dlq::http::Server server(ioc, api, config, shutting_down);
 
   std::string bound = server.listen(config.listen);
@@ -142,16 +150,19 @@ int run(const Options& options) {
   }
   server.start();
   service.start();
+  tasks.start();
+  store.campaign([&tasks](bool leading) { tasks.set_leader(leading); });
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   std::atomic<bool> forced{false};
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
-    asio::co_spawn(ioc, shutdown_sequence(ioc, server, service, forced), asio::detached);
+    asio::co_spawn(ioc, shutdown_sequence(ioc, server, service, tasks, forced), asio::detached);
   });
 
   std::cout << "dlqd listening on http://" << bound << std::endl;
   dlq::log::info("listening", {{"address", bound},
+                               {"node", store.node_id()},
                                {"database", store_options.target.backend ==
                                                     dlq::DatabaseTarget::Backend::sqlite
                                                 ? "sqlite:" + store_options.target.sqlite_path

@@ -87,6 +87,7 @@ void visit_database(V& d, Config::Database& db) {
     g.integer("max_batch", db.group_commit_max_batch, 1, 10000);
     g.integer("max_wait_us", db.group_commit_max_wait_us, 0, 100000);
   });
+  d.number("leader_takeover_seconds", db.leader_takeover_seconds, 1, 3600);
 }
 
 template <class V>

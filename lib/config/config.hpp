@@ -52,6 +52,9 @@ struct Config {
     std::string sqlite_synchronous = "full";
     int group_commit_max_batch = 256;
     int group_commit_max_wait_us = 0;
+    // PostgreSQL: after the leader dies or loses its lock connection, another node leads within
+    // this bound.
+    double leader_takeover_seconds = 5;
   } database;
   int threads = 0;
   struct Limits {

@@ -11,8 +11,9 @@ namespace json = boost::json;
 using boost::asio::awaitable;
 using namespace support;
 
-Api::Api(core::QueueService& service, const Config& config, const std::atomic<bool>& shutting_down)
-    : service_(service), config_(config), shutting_down_(shutting_down) {
+Api::Api(core::QueueService& service, const core::TaskHost& tasks, const Config& config,
+         const std::atomic<bool>& shutting_down)
+    : service_(service), tasks_(tasks), config_(config), shutting_down_(shutting_down) {
   auto bind = [this](R (Api::*handler)(const Request&, const RouteMatch&)) {
     return [this, handler](const Request& req, const RouteMatch& m) { return (this->*handler)(req, m); };
   };
@@ -84,11 +85,11 @@ Api::R Api::enqueue(const Request& req, const RouteMatch& m) {
   if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::EnqueueRequest in;
   FieldErrors errors = core::decode_enqueue(body, config_, config_.policy_for(*queue), in);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  in.message.run_at = first_claimable(in.delay_ms, in.message.run_at, now);
+  in.message.run_at = first_claimable(in.delay_ms, in.message.run_at, ctx.now);
   std::vector<store::NewMessage> messages{std::move(in.message)};
-  auto inserted = co_await service_.enqueue(*queue, std::move(messages), now);
+  auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
   const auto& item = inserted.at(0);
   co_return text_response(item.created ? 201 : 200,
                           message_text(item.message, {Audience::owner, false}, service_.redactor()));
@@ -123,15 +124,15 @@ Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
       items.push_back(std::move(item));
     }
   }
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   std::vector<store::NewMessage> messages;
   messages.reserve(items.size());
   for (auto& item : items) {
-    item.message.run_at = first_claimable(item.delay_ms, item.message.run_at, now);
+    item.message.run_at = first_claimable(item.delay_ms, item.message.run_at, ctx.now);
     messages.push_back(std::move(item.message));
   }
-  auto inserted = co_await service_.enqueue(*queue, std::move(messages), now);
+  auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
   std::vector<Message> answered;
   answered.reserve(inserted.size());
   for (auto& item : inserted) answered.push_back(std::move(item.message));
@@ -146,7 +147,8 @@ Api::R Api::list(const Request& req, const RouteMatch& m) {
   params.queue = *queue;
   FieldErrors errors = core::decode_list(req.query, params);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto messages = co_await service_.list(std::move(params));
+  auto messages = co_await service_.list(request_context(config_, service_.clock(), req),
+                                         std::move(params));
   co_return text_response(
       200, message_list_text("messages", messages, {Audience::people, false}, service_.redactor()));
 }
@@ -155,7 +157,8 @@ Api::R Api::show(const Request& req, const RouteMatch& m) {
   std::string queue;
   MessageId id = 0;
   if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  auto found = co_await service_.find(queue, id);
+  auto found =
+      co_await service_.find(request_context(config_, service_.clock(), req), queue, id);
   if (!found) co_return problem_from_error(context(config_, req), found.error());
   co_return text_response(200, message_text(*found, {Audience::people, false}, service_.redactor()));
 }
@@ -167,37 +170,16 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
   if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::ClaimRequest in;
   FieldErrors errors = core::decode_claim(body, req.query, in);
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   in.command.queue = *queue;
-  in.command.pinned_now = req.header("x-now") != nullptr;
-
-  // While the claim waits, watch the connection: a client that leaves ends the wait.
-  auto cancel = std::make_shared<core::ClaimCancel>();
-  ClientWatch* watch = in.command.wait_ms > 0 ? req.watch : nullptr;
-  if (watch) {
-    core::QueueService* service = &service_;
-    watch->start([service, cancel] { service->cancel_claim(cancel); });
-  }
-  std::vector<Message> claimed;
-  std::exception_ptr fault;
-  try {
-    claimed = co_await service_.claim(in.command, now, cancel);
-  } catch (...) {
-    fault = std::current_exception();
-  }
-  if (watch) co_await watch->stop();
-  if (fault) std::rethrow_exception(fault);
-
-  if (watch && watch->gone()) {
-    // Nobody will read the answer: give the messages back instead of losing them to the lease.
-    for (const auto& msg : claimed) {
-      co_await service_.release(msg.queue, msg.id, msg.lease_id.value_or(""), 0, now);
-    }
-    Response r;
+  auto outcome = co_await service_.claim(ctx, std::move(in.command));
+  if (outcome.client_gone) {
+    Response r;  // nobody to answer
     r.close = true;
     co_return r;
   }
+  const std::vector<Message>& claimed = outcome.messages;
 
   std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
   MessageView view{Audience::owner, true};
@@ -227,7 +209,7 @@ Api::R Api::succeed(const Request& req, const RouteMatch& m) {
   if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
     co_return *early;
   }
-  auto result = co_await service_.succeed(call.queue, call.id, std::move(lease_id), call.now);
+  auto result = co_await service_.succeed(call.ctx, call.queue, call.id, std::move(lease_id));
   co_return answer(req, result, Audience::owner);
 }
 
@@ -245,7 +227,7 @@ Api::R Api::ack(const Request& req, const RouteMatch& m) {
     errors.push_back({"items", "items must be an array of 1 to 1000 {id, lease_id} objects",
                       "invalid"});
   }
-  TimeMs now = request_now(config_, service_.clock(), req, errors);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
 
   // Items that cannot be an ack are answered on their own; the rest go to the store together.
@@ -279,7 +261,7 @@ Api::R Api::ack(const Request& req, const RouteMatch& m) {
     slots.push_back(std::move(slot));
   }
   std::vector<Result<Message>> results;
-  if (!acks.empty()) results = co_await service_.succeed_many(*queue, std::move(acks), now);
+  if (!acks.empty()) results = co_await service_.succeed_many(ctx, *queue, std::move(acks));
   json::array out;
   ProblemContext pc = context(config_, req);
   for (auto& slot : slots) {
@@ -309,7 +291,7 @@ Api::R Api::fail(const Request& req, const RouteMatch& m) {
   if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
     co_return *early;
   }
-  auto result = co_await service_.fail(call.queue, call.id, std::move(in), call.now);
+  auto result = co_await service_.fail(call.ctx, call.queue, call.id, std::move(in));
   co_return answer(req, result, Audience::owner);
 }
 
@@ -320,9 +302,10 @@ Api::R Api::replay(const Request& req, const RouteMatch& m) {
   if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
     co_return *early;
   }
-  in.input.run_at = first_claimable(in.delay_ms, in.input.run_at, call.now);
+  in.input.run_at = first_claimable(in.delay_ms, in.input.run_at, call.ctx.now);
   bool dry_run = in.dry_run;
-  auto result = co_await service_.replay(call.queue, call.id, std::move(in.input), call.now, dry_run);
+  auto result =
+      co_await service_.replay(call.ctx, call.queue, call.id, std::move(in.input), dry_run);
   if (result && dry_run) {
     co_return text_response(200, R"({"dry_run":true,"message":)" +
                                      message_text(*result, {Audience::people, false}, service_.redactor()) +
@@ -338,8 +321,8 @@ Api::R Api::extend(const Request& req, const RouteMatch& m) {
   if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
     co_return *early;
   }
-  auto result = co_await service_.extend(call.queue, call.id, std::move(in.lease_id), in.duration_ms,
-                                         std::move(in.checkpoint), call.now);
+  auto result = co_await service_.extend(call.ctx, call.queue, call.id, std::move(in.lease_id),
+                                         in.duration_ms, std::move(in.checkpoint));
   co_return answer(req, result, Audience::owner);
 }
 
@@ -351,7 +334,7 @@ Api::R Api::release(const Request& req, const RouteMatch& m) {
     co_return *early;
   }
   auto result =
-      co_await service_.release(call.queue, call.id, std::move(in.lease_id), in.delay_ms, call.now);
+      co_await service_.release(call.ctx, call.queue, call.id, std::move(in.lease_id), in.delay_ms);
   co_return answer(req, result, Audience::owner);
 }
 
@@ -362,7 +345,7 @@ Api::R Api::dismiss(const Request& req, const RouteMatch& m) {
   if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
     co_return *early;
   }
-  auto result = co_await service_.dismiss(call.queue, call.id, std::move(reason), std::nullopt, call.now);
+  auto result = co_await service_.dismiss(call.ctx, call.queue, call.id, std::move(reason));
   co_return answer(req, result, Audience::people);
 }
 
@@ -370,23 +353,11 @@ Api::R Api::attempts(const Request& req, const RouteMatch& m) {
   std::string queue;
   MessageId id = 0;
   if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  auto found = co_await service_.find(queue, id);
-  if (!found) co_return problem_from_error(context(config_, req), found.error());
-  auto history = co_await service_.attempts(queue, id);
+  auto history =
+      co_await service_.attempts(request_context(config_, service_.clock(), req), queue, id);
   if (!history) co_return problem_from_error(context(config_, req), history.error());
   json::array items;
   for (const auto& a : *history) items.push_back(attempt_json(a, service_.redactor()));
-  if (found->status == Status::processing) {
-    // The attempt under way: claimed, not finished.
-    AttemptRecord current;
-    current.attempt = found->attempts;
-    current.claimed_at = found->last_attempt_at;
-    current.worker = found->worker;
-    json::object o = attempt_json(current, service_.redactor());
-    o["finished_at"] = nullptr;
-    o["outcome"] = nullptr;
-    items.push_back(std::move(o));
-  }
   json::object body;
   std::size_t count = items.size();
   body["attempts"] = std::move(items);

@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/queue_service.hpp"
+#include "core/task_host.hpp"
 #include "http/json_codec.hpp"
 #include "http/request.hpp"
 #include "http/router.hpp"
@@ -16,7 +17,8 @@ namespace dlq::http {
 
 class Api {
  public:
-  Api(core::QueueService& service, const Config& config, const std::atomic<bool>& shutting_down);
+  Api(core::QueueService& service, const core::TaskHost& tasks, const Config& config,
+      const std::atomic<bool>& shutting_down);
 
   // Never throws: every outcome, including faults, is a Response.
   boost::asio::awaitable<Response> handle(const Request& req);
@@ -45,6 +47,7 @@ class Api {
   Response answer(const Request& req, const Result<Message>& result, Audience audience) const;
 
   core::QueueService& service_;
+  const core::TaskHost& tasks_;
   const Config& config_;
   const std::atomic<bool>& shutting_down_;
   Router router_;

@@ -31,11 +31,11 @@ json::object stats_json(const store::QueueStats& s, TimeMs now) {
 
 }  // namespace
 
-Api::R Api::queues(const Request&, const RouteMatch&) {
-  TimeMs now = service_.clock().now();
-  auto all = co_await service_.stats(std::nullopt, now);
+Api::R Api::queues(const Request& req, const RouteMatch&) {
+  auto ctx = request_context(config_, service_.clock(), req);
+  auto all = co_await service_.stats(ctx, std::nullopt);
   json::array items;
-  for (const auto& s : all) items.push_back(stats_json(s, now));
+  for (const auto& s : all) items.push_back(stats_json(s, ctx.now));
   json::object body;
   body["queues"] = std::move(items);
   co_return json_response(200, body);
@@ -44,12 +44,13 @@ Api::R Api::queues(const Request&, const RouteMatch&) {
 Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
   auto queue = queue_param(m.params.at(0));
   if (!queue) co_return unknown_queue(config_, req);
-  TimeMs now = service_.clock().now();
-  auto one = co_await service_.stats(*queue, now);
-  co_return json_response(200, stats_json(one.at(0), now));
+  auto ctx = request_context(config_, service_.clock(), req);
+  auto one = co_await service_.stats(ctx, *queue);
+  co_return json_response(200, stats_json(one.at(0), ctx.now));
 }
 
-// Prometheus text format. The first metrics of B5: how group commit groups, and parked claims.
+// Prometheus text format. The first metrics of B5: how group commit groups, parked claims,
+// whether this node leads, and how its background tasks fare.
 Api::R Api::metrics(const Request&, const RouteMatch&) {
   auto writes = service_.write_stats();
   std::string body;
@@ -64,6 +65,19 @@ Api::R Api::metrics(const Request&, const RouteMatch&) {
          static_cast<double>(writes.operations));
   metric("dlq_long_poll_waiters", "gauge", "Claims parked waiting for work right now.",
          static_cast<double>(service_.waiting_claimers()));
+  metric("dlq_leader", "gauge", "1 on the node that leads its database (leader-only tasks run here).",
+         tasks_.leader() ? 1 : 0);
+  auto tasks = tasks_.stats();
+  auto task_series = [&body, &tasks](const char* name, const char* help, auto value) {
+    body += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
+    for (const auto& t : tasks) {
+      body += std::string(name) + "{task=\"" + t.name + "\"} " + std::to_string(value(t)) + "\n";
+    }
+  };
+  task_series("dlq_task_runs_total", "Background task bodies finished, successfully or not.",
+              [](const core::TaskStats& t) { return t.runs; });
+  task_series("dlq_task_failures_total", "Background task bodies that failed (each is retried).",
+              [](const core::TaskStats& t) { return t.failures; });
   Response r;
   r.content_type = "text/plain; version=0.0.4";
   r.body = std::move(body);

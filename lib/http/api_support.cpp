@@ -63,19 +63,24 @@ std::optional<Response> read_object(const Config& c, const Request& req, json::o
   return std::nullopt;
 }
 
-// "now" for routes that read the clock: the real clock, or X-Now when testing allows it. An
-// X-Now problem is reported after every body field (http-api.md C).
-TimeMs request_now(const Config& c, const Clock& clock, const Request& req, FieldErrors& errors) {
-  const std::string* header = req.header("x-now");
-  if (!header) return clock.now();
+core::RequestContext request_context(const Config& c, const Clock& clock, const Request& req,
+                                     FieldErrors* errors) {
+  core::RequestContext ctx;
+  ctx.request_id = req.request_id;
+  ctx.client = req.watch;
+  ctx.now = clock.now();
+  const std::string* header = errors ? req.header("x-now") : nullptr;
+  if (!header) return ctx;
   if (!c.testing.allow_clock_override) {
-    errors.push_back({"X-Now", "X-Now is only accepted when testing.allow_clock_override is on",
-                      "disabled"});
-    return clock.now();
+    errors->push_back({"X-Now", "X-Now is only accepted when testing.allow_clock_override is on",
+                       "disabled"});
+  } else if (auto t = parse_timestamp(*header)) {
+    ctx.now = *t;
+    ctx.pinned_now = true;
+  } else {
+    errors->push_back({"X-Now", "X-Now must be an RFC 3339 timestamp", "invalid"});
   }
-  if (auto t = parse_timestamp(*header)) return *t;
-  errors.push_back({"X-Now", "X-Now must be an RFC 3339 timestamp", "invalid"});
-  return clock.now();
+  return ctx;
 }
 
 // A relative delay or an absolute time becomes the first claimable time (none when not later).

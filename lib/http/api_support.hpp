@@ -32,9 +32,11 @@ std::optional<std::string> queue_param(std::string_view raw);
 bool message_target(const RouteMatch& m, std::string& queue, MessageId& id);
 // A missing or empty body is {}; anything but a JSON object is 400 invalid-json.
 std::optional<Response> read_object(const Config& c, const Request& req, boost::json::object& out);
-// "now" for routes that read the clock: the real clock, or X-Now when testing allows it. An
-// X-Now problem is reported after every body field (http-api.md C).
-TimeMs request_now(const Config& c, const Clock& clock, const Request& req, FieldErrors& errors);
+// The request's context for the core, built once per request. Routes that read the clock pass
+// `errors`: their "now" is X-Now when testing allows it, and an X-Now problem is reported after
+// every body field (http-api.md C). Other routes pass none and ignore X-Now.
+core::RequestContext request_context(const Config& c, const Clock& clock, const Request& req,
+                                     FieldErrors* errors = nullptr);
 // A relative delay or an absolute time becomes the first claimable time (none when not later).
 std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optional<TimeMs> run_at,
                                       TimeMs now);
@@ -46,7 +48,7 @@ std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optio
 struct MessageCall {
   std::string queue;
   MessageId id = 0;
-  TimeMs now = 0;
+  core::RequestContext ctx;
 };
 template <class Decode>
 std::optional<Response> prepare_message_call(const Config& config, const Clock& clock,
@@ -56,7 +58,7 @@ std::optional<Response> prepare_message_call(const Config& config, const Clock& 
   boost::json::object body;
   if (auto bad = read_object(config, req, body)) return bad;
   FieldErrors errors = decode(body);
-  call.now = request_now(config, clock, req, errors);
+  call.ctx = request_context(config, clock, req, &errors);
   if (!errors.empty()) return validation_problem(context(config, req), errors);
   return std::nullopt;
 }

@@ -165,8 +165,13 @@ json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor
   json::object o;
   o["attempt"] = a.attempt;
   o["claimed_at"] = time_json(a.claimed_at);
-  o["finished_at"] = format_rfc3339(a.finished_at);
-  o["outcome"] = to_string(a.outcome);
+  if (a.under_way) {
+    o["finished_at"] = nullptr;
+    o["outcome"] = nullptr;
+  } else {
+    o["finished_at"] = format_rfc3339(a.finished_at);
+    o["outcome"] = to_string(a.outcome);
+  }
   o["worker"] = optional_string(a.worker);
   o["error"] = masked(a.error);
   o["error_class"] = optional_string(a.error_class);

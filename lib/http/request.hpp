@@ -12,19 +12,13 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "core/request_context.hpp"
 #include "core/requests.hpp"
 
 namespace dlq::http {
 
-// Watches the client's connection while a handler waits (a long-poll claim): tells when the
-// client went away, so the claim can end instead of taking a message nobody will receive.
-class ClientWatch {
- public:
-  virtual ~ClientWatch() = default;
-  virtual void start(std::function<void()> on_gone) = 0;
-  virtual boost::asio::awaitable<void> stop() = 0;
-  virtual bool gone() const = 0;
-};
+// Watches the client's connection while a handler waits (a long-poll claim).
+using ClientWatch = core::ClientWatch;
 
 struct Request {
   std::string method;  // upper case, as received; HEAD is routed as GET

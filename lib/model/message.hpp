@@ -78,6 +78,9 @@ struct AttemptRecord {
   std::optional<std::string> actor;
   std::optional<std::string> reason;
   std::optional<std::string> previous_payload;
+  // The attempt in progress (claimed, not finished): no outcome and no finish time yet. Never
+  // stored; the history view appends it.
+  bool under_way = false;
 };
 
 }  // namespace dlq

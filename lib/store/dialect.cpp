@@ -53,6 +53,14 @@ Dialect common(Dialect::Kind kind) {
       "error_class, stack, cause, actor, reason, previous_payload) VALUES (:message_id, :attempt, "
       ":outcome, :claimed_at, :finished_at, :worker, :error, :error_class, :stack, :cause, :actor, "
       ":reason, :previous_payload)";
+  // This node's record is renewed; another node's is taken over only once it went stale.
+  d.leadership_renew =
+      "INSERT INTO leadership (id, node, since, renewed_at) VALUES (1, :node, :now, :renewed) "
+      "ON CONFLICT (id) DO UPDATE SET node = excluded.node, renewed_at = excluded.renewed_at, "
+      "since = CASE WHEN leadership.node = excluded.node THEN leadership.since "
+      "ELSE excluded.since END "
+      "WHERE leadership.node = excluded.node OR leadership.renewed_at < :stale_before";
+  d.leadership_select = "SELECT node, since, renewed_at FROM leadership WHERE id = 1";
   d.select_attempts =
       "SELECT message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, "
       "stack, cause, actor, reason, previous_payload FROM attempts WHERE message_id = :id "

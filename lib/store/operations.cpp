@@ -396,4 +396,19 @@ void Operations::flush_notifications() {
   notes_.clear();
 }
 
+// Rare (a few times a minute): plain statements with named binds, not kept prepared.
+LeadershipRecord Operations::leadership_renew(const LeadershipRenewParams& p) {
+  long long now = p.now, renewed = p.now, stale_before = p.stale_before;
+  std::string node = p.node;
+  c_.session() << c_.dialect().leadership_renew, soci::use(node, "node"), soci::use(now, "now"),
+      soci::use(renewed, "renewed"), soci::use(stale_before, "stale_before");
+  LeadershipRecord record;
+  long long since = 0, renewed_at = 0;
+  c_.session() << c_.dialect().leadership_select, soci::into(record.node), soci::into(since),
+      soci::into(renewed_at);
+  record.since = since;
+  record.renewed_at = renewed_at;
+  return record;
+}
+
 }  // namespace dlq::store

@@ -28,6 +28,8 @@ class Operations {
   Result<Message> update(const UpdateParams& p);
   std::vector<Message> reap(const ReapParams& p);
   std::vector<AttemptRecord> attempts(MessageId id);
+  std::optional<MessageHistory> history(const std::string& queue, MessageId id);
+  LeadershipRecord leadership_renew(const LeadershipRenewParams& p);
   Schedule schedule(TimeMs now);
   std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
   // The database answers and carries every migration this build knows.

@@ -28,6 +28,13 @@ bool decode_change(const std::string& payload, std::string& node, std::string& q
   return !queue.empty();
 }
 
+void log_pg_notice(void* connection_name, const char* message) {
+  std::string text(message);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  log::warn("postgresql says", {{"connection", static_cast<const char*>(connection_name)},
+                                {"message", text}});
+}
+
 PgListener::PgListener(std::string conninfo, std::string own_node, ChangeCallback callback)
     : conninfo_(std::move(conninfo)), own_node_(std::move(own_node)), callback_(std::move(callback)) {
   if (pipe(wake_) != 0) throw std::runtime_error("pipe failed");
@@ -49,6 +56,7 @@ void PgListener::loop() {
   bool had_connection = false;
   while (!stopping_) {
     PGconn* conn = PQconnectdb(conninfo_.c_str());
+    PQsetNoticeProcessor(conn, log_pg_notice, const_cast<char*>("change listener"));
     bool ok = PQstatus(conn) == CONNECTION_OK;
     if (ok) {
       PGresult* res = PQexec(conn, (std::string("LISTEN ") + kNotifyChannel).c_str());

@@ -21,6 +21,11 @@ inline constexpr const char* kNotifyChannel = "dlq_changes";
 std::string encode_change(const std::string& node, const std::string& queue, TimeMs due);
 bool decode_change(const std::string& payload, std::string& node, std::string& queue, TimeMs& due);
 
+// libpq notice processor for the dedicated connections (listener, leader): what the server says
+// outside a query ("terminating connection due to administrator command") goes to the log, not
+// to stderr. `connection_name` is a C string naming the connection.
+void log_pg_notice(void* connection_name, const char* message);
+
 class PgListener {
  public:
   PgListener(std::string conninfo, std::string own_node, ChangeCallback callback);

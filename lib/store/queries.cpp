@@ -56,6 +56,12 @@ std::vector<AttemptRecord> Operations::attempts(MessageId id) {
   return out;
 }
 
+std::optional<MessageHistory> Operations::history(const std::string& queue, MessageId id) {
+  auto found = find(queue, id);
+  if (!found) return std::nullopt;
+  return MessageHistory{std::move(*found), attempts(id)};
+}
+
 Schedule Operations::schedule(TimeMs now) {
   Schedule s;
   in_now_ = now;

@@ -13,6 +13,7 @@
 #include "store/connection.hpp"
 #include "store/migrations.hpp"
 #include "store/operations.hpp"
+#include "store/pg_leader.hpp"
 #include "store/pg_listener.hpp"
 #include "store/workers.hpp"
 
@@ -101,6 +102,7 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node
 SqlStore::~SqlStore() { close(); }
 
 void SqlStore::close() {
+  if (leader_) leader_->stop();
   if (listener_) listener_->stop();
   if (writer_) writer_->stop();
   if (readers_) readers_->stop();
@@ -149,8 +151,10 @@ awaitable<std::vector<Message>> SqlStore::messages_reap_expired(ReapParams p) {
   return write<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.reap(p); });
 }
 
-awaitable<std::vector<AttemptRecord>> SqlStore::attempts_list(std::string, MessageId id) {
-  return read<std::vector<AttemptRecord>>([id](Operations& ops) { return ops.attempts(id); });
+awaitable<std::optional<MessageHistory>> SqlStore::message_history(std::string queue,
+                                                                   MessageId id) {
+  return read<std::optional<MessageHistory>>(
+      [queue = std::move(queue), id](Operations& ops) { return ops.history(queue, id); });
 }
 
 awaitable<Schedule> SqlStore::schedule_peek(TimeMs now) {
@@ -166,6 +170,20 @@ awaitable<std::vector<QueueStats>> SqlStore::queue_stats(std::optional<std::stri
 void SqlStore::subscribe_changes(ChangeCallback callback) {
   if (options_.target.backend != DatabaseTarget::Backend::postgresql) return;
   listener_ = std::make_unique<PgListener>(options_.target.libpq_conninfo, node_, std::move(callback));
+}
+
+void SqlStore::campaign(LeadershipCallback callback) {
+  if (options_.target.backend != DatabaseTarget::Backend::postgresql) {
+    callback(true);  // one process owns the SQLite file
+    return;
+  }
+  leader_ = std::make_unique<PgLeader>(options_.target.libpq_conninfo, node_,
+                                       options_.leader_takeover_ms, std::move(callback));
+}
+
+awaitable<LeadershipRecord> SqlStore::leadership_renew(LeadershipRenewParams p) {
+  return write<LeadershipRecord>(
+      [p = std::move(p)](Operations& ops) { return ops.leadership_renew(p); });
 }
 
 awaitable<bool> SqlStore::ping() {

@@ -14,6 +14,7 @@ namespace dlq::store {
 class Writer;
 class Readers;
 class PgListener;
+class PgLeader;
 
 struct SqlStoreOptions {
   DatabaseTarget target{DatabaseTarget::Backend::sqlite, {}, {}};
@@ -23,6 +24,8 @@ struct SqlStoreOptions {
   int pool_size = 4;
   int group_commit_max_batch = 256;
   int group_commit_max_wait_us = 0;
+  // PostgreSQL: the bound on a leader takeover (database.leader_takeover_seconds).
+  TimeMs leader_takeover_ms = 5000;
 };
 
 class SqlStore final : public Store {
@@ -39,12 +42,16 @@ class SqlStore final : public Store {
   awaitable<Result<Message>> message_update(UpdateParams p) override;
   awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) override;
   awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
-  awaitable<std::vector<AttemptRecord>> attempts_list(std::string queue, MessageId id) override;
+  awaitable<std::optional<MessageHistory>> message_history(std::string queue,
+                                                           MessageId id) override;
   awaitable<Schedule> schedule_peek(TimeMs now) override;
   awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
                                                  TimeMs now) override;
   awaitable<bool> ping() override;
   void subscribe_changes(ChangeCallback callback) override;
+  void campaign(LeadershipCallback callback) override;
+  awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;
+  const std::string& node_id() const override { return node_; }
   void close() override;
 
   WriteStats write_stats() const override;
@@ -62,6 +69,7 @@ class SqlStore final : public Store {
   std::unique_ptr<Writer> writer_;
   std::unique_ptr<Readers> readers_;
   std::unique_ptr<PgListener> listener_;
+  std::unique_ptr<PgLeader> leader_;
 };
 
 }  // namespace dlq::store

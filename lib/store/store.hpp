@@ -110,6 +110,30 @@ struct QueueStats {
 // missed: look at every queue".
 using ChangeCallback = std::function<void(const std::string& queue, TimeMs due)>;
 
+// A message and its history, read together.
+struct MessageHistory {
+  Message message;
+  std::vector<AttemptRecord> attempts;  // oldest first
+};
+
+// Leadership among the nodes that share one database: called with true when this node became
+// the leader, false when it lost the leadership (from a store thread).
+using LeadershipCallback = std::function<void(bool leading)>;
+
+// The leader's record in the database (the one-row `leadership` table): who leads, since when,
+// last renewed when. A hint for operators and for the leader's own checks, not a fence.
+struct LeadershipRecord {
+  std::string node;
+  TimeMs since = 0;
+  TimeMs renewed_at = 0;
+};
+struct LeadershipRenewParams {
+  std::string node;
+  TimeMs now = 0;
+  // Another node's record is taken over only when it was last renewed before this instant.
+  TimeMs stale_before = 0;
+};
+
 // Counters of the write path since start: how well group commit groups.
 struct WriteStats {
   std::uint64_t commits = 0;
@@ -133,7 +157,9 @@ class Store {
   virtual awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) = 0;
   // Applies `decide` to processing messages whose lease expired at or before `now`.
   virtual awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) = 0;
-  virtual awaitable<std::vector<AttemptRecord>> attempts_list(std::string queue, MessageId id) = 0;
+  // The message and its whole history in one read; none when the id is not in `queue`.
+  virtual awaitable<std::optional<MessageHistory>> message_history(std::string queue,
+                                                                   MessageId id) = 0;
   virtual awaitable<Schedule> schedule_peek(TimeMs now) = 0;
   // Every queue that has messages (queue empty), or just `queue` (zeros when it has none).
   virtual awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
@@ -141,6 +167,17 @@ class Store {
   // Delivers changes committed by other nodes (PostgreSQL LISTEN/NOTIFY; nothing on SQLite,
   // where one process owns the file). Call once, before serving.
   virtual void subscribe_changes(ChangeCallback callback) = 0;
+
+  // Campaigns for the leadership of this database and reports every change to `callback` until
+  // close(). SQLite: this process owns the file and leads at once. PostgreSQL: a session-level
+  // advisory lock on a dedicated connection; another node takes over within the configured
+  // takeover bound after the leader dies or loses that connection. Call once.
+  virtual void campaign(LeadershipCallback callback) = 0;
+  // Writes this node into the leadership record if the record is its own or stale; returns the
+  // record as it is now (another node's, if that one still renews it).
+  virtual awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) = 0;
+  // This process's id among the nodes (change notifications, the leadership record, logs).
+  virtual const std::string& node_id() const = 0;
 
   // True when the database answers and its schema is current.
   virtual awaitable<bool> ping() = 0;

@@ -352,7 +352,7 @@ BOOST_AUTO_TEST_CASE(update_applies_the_decision_or_changes_nothing) {
   BOOST_TEST(to_string(stored->status) == "succeeded");
   BOOST_TEST(stored->updated_at == T + 5);
   BOOST_TEST(!stored->lease_id.has_value());
-  auto history = wait(store->attempts_list("q", m.id));
+  auto history = wait(store->message_history("q", m.id))->attempts;
   BOOST_REQUIRE_EQUAL(history.size(), 1u);
   BOOST_TEST(to_string(history[0].outcome) == "succeeded");
   BOOST_TEST(*history[0].claimed_at == T);
@@ -399,7 +399,7 @@ BOOST_AUTO_TEST_CASE(reap_applies_the_decision_to_expired_leases_only) {
   BOOST_TEST(reaped[0].id == a.id);
   BOOST_TEST(to_string(reaped[0].status) == "pending");
   BOOST_TEST(to_string(wait(store->message_find("q", b.id))->status) == "processing");
-  auto history = wait(store->attempts_list("q", a.id));
+  auto history = wait(store->message_history("q", a.id))->attempts;
   BOOST_TEST(to_string(history.at(0).outcome) == "lease_expired");
 }
 

@@ -63,18 +63,25 @@ struct Harness {
   // Polls until the message reaches `status` (the timer works in the background), or gives up.
   asio::awaitable<Message> await_status(const std::string& queue, MessageId id, Status status) {
     for (int i = 0; i < 300; ++i) {
-      auto m = co_await service->find(queue, id);
+      auto m = co_await service->find(ctx(), queue, id);
       if (m && m->status == status) co_return *m;
       co_await sleep_ms(10);
     }
     throw std::runtime_error("message never reached status " + std::string(to_string(status)));
   }
 
+  // The context of a request made now, by nobody in particular.
+  RequestContext ctx() const {
+    RequestContext c;
+    c.now = clock.now();
+    return c;
+  }
+
   asio::awaitable<MessageId> enqueue(const std::string& queue) {
     store::NewMessage m;
     m.payload = "p";
     std::vector<store::NewMessage> list{m};
-    auto inserted = co_await service->enqueue(queue, std::move(list), clock.now());
+    auto inserted = co_await service->enqueue(ctx(), queue, std::move(list));
     co_return inserted.at(0).message.id;
   }
 };
@@ -89,11 +96,11 @@ BOOST_AUTO_TEST_CASE(reaper_returns_an_expired_lease_after_backoff) {
     MessageId id = co_await h.enqueue("q");
     ClaimCommand cmd;
     cmd.queue = "q";
-    auto claimed = co_await h.service->claim(cmd, h.clock.now());
+    auto claimed = (co_await h.service->claim(h.ctx(), cmd)).messages;
     BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
     BOOST_TEST(*claimed[0].lease_expires_at == kStart + 30000);
     co_await h.sleep_ms(50);
-    auto still = co_await h.service->find("q", id);
+    auto still = co_await h.service->find(h.ctx(), "q", id);
     BOOST_TEST(to_string(still->status) == "processing");  // the lease still holds
 
     h.clock.advance(30001);
@@ -103,7 +110,7 @@ BOOST_AUTO_TEST_CASE(reaper_returns_an_expired_lease_after_backoff) {
     BOOST_TEST(m.retry_count == 0);
     BOOST_TEST(*m.last_error == "lease expired");
     BOOST_TEST(*m.retry_after == kStart + 30000 + 2000);
-    auto history = co_await h.service->attempts("q", id);
+    auto history = co_await h.service->attempts(h.ctx(), "q", id);
     BOOST_TEST(to_string(history->at(0).outcome) == "lease_expired");
   });
 }
@@ -115,7 +122,7 @@ BOOST_AUTO_TEST_CASE(poison_message_goes_dead_after_max_lease_expiries) {
     for (int i = 1; i <= 3; ++i) {
       ClaimCommand cmd;
       cmd.queue = "q";
-      auto claimed = co_await h.service->claim(cmd, h.clock.now());
+      auto claimed = (co_await h.service->claim(h.ctx(), cmd)).messages;
       BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
       h.clock.advance(31000);
       h.service->clock_moved();
@@ -124,7 +131,7 @@ BOOST_AUTO_TEST_CASE(poison_message_goes_dead_after_max_lease_expiries) {
       BOOST_TEST(m.lease_expiries == i);
       h.clock.advance(10 * 60 * 1000);  // past any backoff
     }
-    auto dead = co_await h.service->find("q", id);
+    auto dead = co_await h.service->find(h.ctx(), "q", id);
     BOOST_TEST(to_string(*dead->dead_reason) == "lease_expired");
   });
 }
@@ -135,9 +142,9 @@ BOOST_AUTO_TEST_CASE(a_parked_claim_wakes_when_retry_after_passes) {
     MessageId id = co_await h.enqueue("q");
     ClaimCommand cmd;
     cmd.queue = "q";
-    auto claimed = co_await h.service->claim(cmd, h.clock.now());
+    auto claimed = (co_await h.service->claim(h.ctx(), cmd)).messages;
     FailInput in;
-    auto failed = co_await h.service->fail("q", id, in, h.clock.now());
+    auto failed = co_await h.service->fail(h.ctx(), "q", id, in);
     BOOST_TEST(*failed->retry_after == kStart + 2000);
 
     // Park a claimer (waits up to 10 s of real time), then move the clock past retry_after.
@@ -150,7 +157,7 @@ BOOST_AUTO_TEST_CASE(a_parked_claim_wakes_when_retry_after_passes) {
       h.service->clock_moved();
     };
     asio::co_spawn(h.ioc, mover(), asio::detached);
-    auto woke = co_await h.service->claim(waiting, h.clock.now());
+    auto woke = (co_await h.service->claim(h.ctx(), waiting)).messages;
     BOOST_REQUIRE_EQUAL(woke.size(), 1u);
     BOOST_TEST(woke[0].id == id);
     BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
@@ -164,7 +171,7 @@ BOOST_AUTO_TEST_CASE(a_parked_claim_wakes_on_enqueue_and_times_out_empty) {
     cmd.queue = "q";
     cmd.wait_ms = 300;
     auto started = std::chrono::steady_clock::now();
-    auto none = co_await h.service->claim(cmd, h.clock.now());
+    auto none = (co_await h.service->claim(h.ctx(), cmd)).messages;
     auto waited = std::chrono::steady_clock::now() - started;
     BOOST_TEST(none.empty());
     BOOST_TEST((waited >= std::chrono::milliseconds(290)));
@@ -177,7 +184,7 @@ BOOST_AUTO_TEST_CASE(a_parked_claim_wakes_on_enqueue_and_times_out_empty) {
     };
     asio::co_spawn(h.ioc, producer(), asio::detached);
     started = std::chrono::steady_clock::now();
-    auto got = co_await h.service->claim(cmd, h.clock.now());
+    auto got = (co_await h.service->claim(h.ctx(), cmd)).messages;
     BOOST_TEST(got.size() == 1u);
     BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(5)));
   });
@@ -189,20 +196,30 @@ BOOST_AUTO_TEST_CASE(a_cancelled_claim_leaves_no_waiter_and_takes_nothing) {
     ClaimCommand cmd;
     cmd.queue = "q";
     cmd.wait_ms = 10000;
-    auto cancel = std::make_shared<ClaimCancel>();
-    auto canceller = [&h, cancel]() -> asio::awaitable<void> {
+    // The client of this claim hangs up after 100 ms.
+    struct LeavingClient final : ClientWatch {
+      std::function<void()> on_gone;
+      bool left = false;
+      void start(std::function<void()> f) override { on_gone = std::move(f); }
+      asio::awaitable<void> stop() override { co_return; }
+      bool gone() const override { return left; }
+    } client;
+    auto canceller = [&h, &client]() -> asio::awaitable<void> {
       co_await h.sleep_ms(100);
-      h.service->cancel_claim(cancel);
+      client.left = true;
+      client.on_gone();
     };
     asio::co_spawn(h.ioc, canceller(), asio::detached);
+    RequestContext ctx = h.ctx();
+    ctx.client = &client;
     auto started = std::chrono::steady_clock::now();
-    auto got = co_await h.service->claim(cmd, h.clock.now(), cancel);
+    auto got = (co_await h.service->claim(ctx, cmd)).messages;
     BOOST_TEST(got.empty());
     BOOST_TEST((std::chrono::steady_clock::now() - started < std::chrono::seconds(3)));
     // The next enqueue is not swallowed by a ghost waiter: it is still claimable.
     MessageId id = co_await h.enqueue("q");
     cmd.wait_ms = 0;
-    auto next = co_await h.service->claim(cmd, h.clock.now());
+    auto next = (co_await h.service->claim(h.ctx(), cmd)).messages;
     BOOST_REQUIRE_EQUAL(next.size(), 1u);
     BOOST_TEST(next[0].id == id);
   });
