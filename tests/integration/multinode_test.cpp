@@ -11,6 +11,7 @@
 
 #include "integration/server_fixture.hpp"
 #include "support/pg_admin.hpp"
+#include "support/preconditions.hpp"
 
 namespace json = boost::json;
 namespace utf = boost::unit_test;
@@ -18,12 +19,6 @@ using namespace dlq::test;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-boost::test_tools::assertion_result on_postgresql(utf::test_unit_id) {
-  boost::test_tools::assertion_result r(test_backend() == Backend::postgresql);
-  r.message() << "needs the PostgreSQL backend";
-  return r;
-}
 
 // A PostgreSQL cluster of the test's own (the shared one must stay up for the other tests).
 class OwnCluster {

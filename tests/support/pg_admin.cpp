@@ -40,6 +40,28 @@ void pg_exec(const std::string& url, const std::string& sql) {
   }
 }
 
+PgSession::PgSession(const std::string& url) : conn_(PQconnectdb(url.c_str())) {
+  auto* conn = static_cast<PGconn*>(conn_);
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string error = PQerrorMessage(conn);
+    PQfinish(conn);
+    throw std::runtime_error("cannot reach PostgreSQL: " + error);
+  }
+}
+
+PgSession::~PgSession() { PQfinish(static_cast<PGconn*>(conn_)); }
+
+std::string PgSession::query(const std::string& sql) {
+  auto* conn = static_cast<PGconn*>(conn_);
+  std::unique_ptr<PGresult, decltype(&PQclear)> res(PQexec(conn, sql.c_str()), &PQclear);
+  auto status = PQresultStatus(res.get());
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    throw std::runtime_error("PostgreSQL refused \"" + sql + "\": " + PQerrorMessage(conn));
+  }
+  if (status == PGRES_TUPLES_OK && PQntuples(res.get()) > 0) return PQgetvalue(res.get(), 0, 0);
+  return "";
+}
+
 std::string create_pg_database(const std::string& prefix) {
   std::string name = unique_name(prefix);
   pg_admin_exec("CREATE DATABASE " + name);

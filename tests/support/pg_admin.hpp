@@ -19,4 +19,19 @@ void pg_admin_exec(const std::string& sql);
 // Runs one SQL command against the database at `url` (throws on failure).
 void pg_exec(const std::string& url, const std::string& sql);
 
+// A connection the test keeps open (to hold a lock, say) and asks one-value questions on.
+class PgSession {
+ public:
+  explicit PgSession(const std::string& url);
+  ~PgSession();
+  PgSession(const PgSession&) = delete;
+  PgSession& operator=(const PgSession&) = delete;
+  // The first column of the first row as text ("" when the statement returns no rows); throws
+  // when the statement fails.
+  std::string query(const std::string& sql);
+
+ private:
+  void* conn_;  // PGconn, kept out of this header
+};
+
 }  // namespace dlq::test

@@ -29,12 +29,14 @@ struct Harness {
   std::unique_ptr<store::SqlStore> store;
   std::unique_ptr<QueueService> service;
 
-  Harness() {
+  // `before_start` subscribes to events, as dlqd's wiring does before it starts the service.
+  explicit Harness(std::function<void(QueueService&)> before_start = {}) {
     config.defaults.backoff.jitter_seconds = 0;
     store::SqlStoreOptions o;
     o.target = parse_database_url("sqlite:" + dir.file("t.db"));
     store = std::make_unique<store::SqlStore>(o);
     service = std::make_unique<QueueService>(ioc.get_executor(), *store, config, clock);
+    if (before_start) before_start(*service);
     service->start();
   }
   ~Harness() { store->close(); }
@@ -222,6 +224,68 @@ BOOST_AUTO_TEST_CASE(a_cancelled_claim_leaves_no_waiter_and_takes_nothing) {
     auto next = (co_await h.service->claim(h.ctx(), cmd)).messages;
     BOOST_REQUIRE_EQUAL(next.size(), 1u);
     BOOST_TEST(next[0].id == id);
+  });
+}
+
+// What subscribers of the event stream see, in order: one event per message that went dead,
+// was replayed, dismissed, or had its lease expire.
+struct Seen {
+  std::string kind;
+  MessageId id = 0;
+  std::string status;
+  std::optional<std::string> dead_reason;
+};
+
+BOOST_AUTO_TEST_CASE(events_report_what_happened_to_messages) {
+  std::vector<Seen> seen;
+  Harness h([&seen](QueueService& service) {
+    service.events().subscribe([&seen](const Event& e) {
+      Seen s{std::string(to_string(e.kind)), e.message ? e.message->id : 0,
+             e.message ? std::string(to_string(e.message->status)) : "", std::nullopt};
+      if (e.message && e.message->dead_reason) {
+        s.dead_reason = std::string(to_string(*e.message->dead_reason));
+      }
+      seen.push_back(std::move(s));
+    });
+    // A subscriber that throws is logged and skipped: the others still hear everything.
+    service.events().subscribe([](const Event&) { throw std::runtime_error("subscriber bug"); });
+  });
+  h.run([&seen](Harness& h) -> asio::awaitable<void> {
+    MessageId id = co_await h.enqueue("q");
+    ClaimCommand cmd;
+    cmd.queue = "q";
+    FailInput fatal;
+    fatal.retryable = false;
+    co_await h.service->claim(h.ctx(), cmd);
+    auto dead = co_await h.service->fail(h.ctx(), "q", id, fatal);
+    BOOST_REQUIRE(dead.has_value());
+    auto replayed = co_await h.service->replay(h.ctx(), "q", id, ReplayInput{});
+    BOOST_REQUIRE(replayed.has_value());
+    auto dry = co_await h.service->replay(h.ctx(), "q", id, ReplayInput{}, true);
+    BOOST_TEST(!dry.has_value());  // no longer dead; a dry run publishes nothing either way
+
+    // Three leases run out (the default max_lease_expiries): three lease_expired events, the
+    // last with the reaper's dead letter.
+    for (int i = 0; i < 3; ++i) {
+      auto claimed = (co_await h.service->claim(h.ctx(), cmd)).messages;
+      BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
+      h.clock.advance(31000);
+      h.service->clock_moved();
+      co_await h.await_status("q", id, i < 2 ? Status::pending : Status::dead);
+      h.clock.advance(10 * 60 * 1000);
+    }
+    auto dismissed = co_await h.service->dismiss(h.ctx(), "q", id, std::string("won't fix"));
+    BOOST_REQUIRE(dismissed.has_value());
+
+    std::vector<std::string> kinds;
+    for (const auto& s : seen) kinds.push_back(s.kind + ":" + s.status);
+    BOOST_TEST(kinds == std::vector<std::string>({"dead_lettered:dead", "replayed:pending",
+                                                  "lease_expired:pending", "lease_expired:pending",
+                                                  "lease_expired:dead", "dead_lettered:dead",
+                                                  "dismissed:dismissed"}));
+    for (const auto& s : seen) BOOST_TEST(s.id == id);
+    BOOST_TEST(*seen.at(0).dead_reason == "non_retryable");
+    BOOST_TEST(*seen.at(5).dead_reason == "lease_expired");
   });
 }
 
