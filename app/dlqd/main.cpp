@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <iterator>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -21,6 +23,7 @@
 
 #include "config/config.hpp"
 #include "config/database_url.hpp"
+#include "core/access.hpp"
 #include "core/leader_heartbeat.hpp"
 #include "core/queue_service.hpp"
 #include "core/task_host.hpp"
@@ -47,7 +50,11 @@ struct Options {
 
 // Returns nullopt after printing help; throws po::error on bad flags.
 std::optional<Options> parse_flags(int argc, char** argv) {
-  po::options_description desc("dlqd: a dead-letter-queue and background-job server\nOptions");
+  po::options_description desc(
+      "dlqd: a dead-letter-queue and background-job server\n"
+      "Usage: dlqd [options]\n"
+      "       dlqd hash-token   (reads a token on stdin, prints its SHA-256 for auth.tokens)\n"
+      "Options");
   std::string config_path, listen, db;
   desc.add_options()
       ("help,h", "show this help")
@@ -103,6 +110,47 @@ asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server
   }
 }
 
+// dlqd hash-token: the SHA-256 of the token on stdin (one trailing newline stripped), as
+// auth.tokens[].token_sha256 wants it.
+int hash_token() {
+  std::string token((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  if (!token.empty() && token.back() == '\n') token.pop_back();
+  if (!token.empty() && token.back() == '\r') token.pop_back();
+  if (token.empty()) {
+    std::cerr << "dlqd hash-token: no token on standard input\n";
+    return 2;
+  }
+  if (token.size() < 16) {
+    std::cerr << "dlqd hash-token: warning: a token of " << token.size()
+              << " characters is easy to guess; use a long random one (openssl rand -hex 32)\n";
+  }
+  std::cout << dlq::core::sha256_hex(token) << "\n";
+  return 0;
+}
+
+// SIGHUP: auth.tokens from the config file again; other keys need a restart. A file that does
+// not load, or that would leave a non-loopback listener without tokens, keeps the old tokens.
+void reload_tokens(const Options& options, const dlq::Config& running,
+                   dlq::core::AccessControl& access, bool loopback) {
+  if (!options.config_path) {
+    dlq::log::warn("SIGHUP: no config file to reload (started without --config)");
+    return;
+  }
+  try {
+    dlq::Config fresh = dlq::load_config(options.config_path, options.overrides);
+    if (!loopback && fresh.auth.tokens.empty() && !running.auth.allow_anonymous) {
+      dlq::log::error("SIGHUP: the reloaded config has no tokens for a non-loopback listener; "
+                      "keeping the old tokens");
+      return;
+    }
+    access.replace(fresh.auth.tokens);
+    dlq::log::info("access tokens reloaded",
+                   {{"tokens", std::to_string(fresh.auth.tokens.size())}});
+  } catch (const std::exception& e) {
+    dlq::log::error("SIGHUP: config reload failed; keeping the old tokens", {{"error", e.what()}});
+  }
+}
+
 int run(const Options& options) {
   dlq::Config config = dlq::load_config(options.config_path, options.overrides);
   if (options.print_config) {
@@ -136,8 +184,9 @@ int run(const Options& options) {
   dlq::core::QueueService service(ioc.get_executor(), store, config, clock);
   dlq::core::TaskHost tasks(ioc.get_executor(), clock);
   tasks.add(dlq::core::leader_heartbeat_task(store, store_options.leader_takeover_ms));
+  dlq::core::AccessControl access(config);
   std::atomic<bool> shutting_down{false};
-  dlq::http::Api api(service, tasks, config, shutting_down);
+  dlq::http::Api api(service, tasks, access, config, shutting_down);
   dlq::http::Server server(ioc, api, config, shutting_down);
 
   std::string bound = server.listen(config.listen);
@@ -153,16 +202,31 @@ int run(const Options& options) {
   tasks.start();
   store.campaign([&tasks](bool leading) { tasks.set_leader(leading); });
 
+  asio::signal_set reload(ioc, SIGHUP);
+  const bool loopback = server.bound_to_loopback();
+  std::function<void()> await_reload = [&] {
+    reload.async_wait([&](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reload_tokens(options, config, access, loopback);
+      await_reload();
+    });
+  };
+  await_reload();
+
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   std::atomic<bool> forced{false};
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
+    reload.cancel();
     asio::co_spawn(ioc, shutdown_sequence(ioc, server, service, tasks, forced), asio::detached);
   });
 
   std::cout << "dlqd listening on http://" << bound << std::endl;
   dlq::log::info("listening", {{"address", bound},
                                {"node", store.node_id()},
+                               {"access", access.enforcing()
+                                              ? std::to_string(access.token_count()) + " tokens"
+                                              : std::string("anonymous (loopback only)")},
                                {"database", store_options.target.backend ==
                                                     dlq::DatabaseTarget::Backend::sqlite
                                                 ? "sqlite:" + store_options.target.sqlite_path
@@ -182,6 +246,7 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   try {
+    if (argc == 2 && std::string(argv[1]) == "hash-token") return hash_token();
     auto options = parse_flags(argc, argv);
     if (!options) return 0;
     return run(*options);

@@ -14,6 +14,7 @@
 
 #include "config/database_url.hpp"
 #include "config/key_visitors.hpp"
+#include "model/role.hpp"
 
 namespace dlq {
 namespace json = boost::json;
@@ -55,6 +56,41 @@ std::optional<std::string> check_database_url(const std::string& s) {
 std::optional<std::string> check_synchronous(const std::string& s) {
   if (s == "full" || s == "normal") return std::nullopt;
   return "must be \"full\" or \"normal\"";
+}
+
+std::optional<std::string> check_token_name(const std::string& s) {
+  if (s.empty() || s.size() > 128) return "must be 1 to 128 characters";
+  return std::nullopt;
+}
+
+// The SHA-256 of the token (never the token itself), as `dlqd hash-token` prints it.
+std::optional<std::string> check_sha256_hex(const std::string& s) {
+  bool hex = std::all_of(s.begin(), s.end(),
+                         [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+  if (s.size() == 64 && hex) return std::nullopt;
+  return "must be 64 lowercase hex digits (the SHA-256 of the token: dlqd hash-token prints it)";
+}
+
+std::optional<std::string> check_role(const std::string& s) {
+  if (parse_role(s)) return std::nullopt;
+  return "is not a role (producer, worker, reader, admin)";
+}
+
+// What one token entry cannot be on its own: no roles, or a name or hash another entry has.
+void check_tokens(const std::vector<AuthToken>& tokens, std::vector<std::string>& errors) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    std::string key = "config key \"auth.tokens[" + std::to_string(i) + "]";
+    if (tokens[i].roles.empty()) errors.push_back(key + ".roles\": must list at least one role");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (tokens[j].name == tokens[i].name) {
+        errors.push_back(key + ".name\": \"" + tokens[i].name + "\" names another token too");
+      }
+      if (tokens[j].token_sha256 == tokens[i].token_sha256) {
+        errors.push_back(key + ".token_sha256\": the same token as auth.tokens[" +
+                         std::to_string(j) + "]");
+      }
+    }
+  }
 }
 
 const std::vector<std::pair<log::Level, std::string>> kLevels = {
@@ -114,15 +150,11 @@ void visit_tail(V& v, Config& c) {
     r.number("dismissed_seconds", c.retention.dismissed_seconds, 0, 1e10);
   });
   v.object("auth", [&c](V& a) {
-    if constexpr (std::is_same_v<V, Parser>) {
-      a.object_array("tokens", [&c](Parser& t) {
-        AuthToken token;
-        t.string("name", token.name);
-        t.string("token_sha256", token.token_sha256);
-        t.strings("roles", token.roles);
-        c.auth.tokens.push_back(std::move(token));
-      });
-    }
+    a.template object_array<AuthToken>("tokens", c.auth.tokens, [](V& t, AuthToken& token) {
+      t.string("name", token.name, check_token_name);
+      t.string("token_sha256", token.token_sha256, check_sha256_hex);
+      t.strings("roles", token.roles, check_role);
+    });
     a.boolean("allow_anonymous", c.auth.allow_anonymous);
     a.boolean("public_metrics", c.auth.public_metrics);
   });
@@ -165,6 +197,7 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   });
   visit_tail(v, c);
   v.finish();
+  check_tokens(c.auth.tokens, errors);
 }
 
 void throw_if_errors(const std::vector<std::string>& errors) {

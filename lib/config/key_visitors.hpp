@@ -21,7 +21,7 @@ namespace json = boost::json;
 
 // Documented keys whose feature is not built yet: present in a file, they are an error.
 inline const std::set<std::string, std::less<>> kNotSupportedYet = {
-    "job_types", "retention", "auth.tokens", "auth.public_metrics", "alerts",
+    "job_types", "retention", "alerts",
 };
 
 inline std::string join(const std::string& path, std::string_view key) {
@@ -109,7 +109,10 @@ class Parser {
     fail(key, "must be one of " + names);
   }
 
-  void strings(std::string_view key, std::vector<std::string>& out) {
+  // `check_each` (optional) names what is wrong with one item.
+  void strings(std::string_view key, std::vector<std::string>& out,
+               const std::function<std::optional<std::string>(const std::string&)>& check_each =
+                   {}) {
     const json::value* v = take(key);
     if (!v) return;
     std::vector<std::string> result;
@@ -122,6 +125,14 @@ class Parser {
     if (!v->is_array() || result.size() != v->get_array().size()) {
       fail(key, "must be an array of strings");
       return;
+    }
+    if (check_each) {
+      for (const auto& item : result) {
+        if (auto problem = check_each(item)) {
+          fail(key, "\"" + item + "\" " + *problem);
+          return;
+        }
+      }
     }
     out = std::move(result);
   }
@@ -184,8 +195,10 @@ class Parser {
     }
   }
 
-  // An array of objects (auth.tokens).
-  void object_array(std::string_view key, const std::function<void(Parser&)>& fn) {
+  // An array of objects (auth.tokens): `fn(Parser&, T&)` reads one item into a fresh T.
+  template <class T>
+  void object_array(std::string_view key, std::vector<T>& out,
+                    const std::function<void(Parser&, T&)>& fn) {
     const json::value* v = take(key);
     if (!v) return;
     if (!v->is_array()) {
@@ -193,6 +206,7 @@ class Parser {
       return;
     }
     std::string path = join(path_, key);
+    std::vector<T> result;
     std::size_t i = 0;
     for (const auto& item : v->get_array()) {
       std::string item_path = path + "[" + std::to_string(i++) + "]";
@@ -201,9 +215,12 @@ class Parser {
         continue;
       }
       Parser child(&item.get_object(), item_path, errors_);
-      fn(child);
+      T value{};
+      fn(child, value);
       child.finish();
+      result.push_back(std::move(value));
     }
+    out = std::move(result);
   }
 
   void finish() {
@@ -269,7 +286,8 @@ class Printer {
       if (value == v) out_[key] = name;
     }
   }
-  void strings(std::string_view key, std::vector<std::string>& v) {
+  void strings(std::string_view key, std::vector<std::string>& v,
+               const std::function<std::optional<std::string>(const std::string&)>& = {}) {
     if (!shown(key)) return;
     json::array a;
     for (const auto& s : v) a.emplace_back(s);
@@ -287,6 +305,20 @@ class Printer {
     Printer child(child_obj, join(path_, key));
     fn(child);
     out_[key] = std::move(child_obj);
+  }
+  template <class T>
+  void object_array(std::string_view key, std::vector<T>& items,
+                    const std::function<void(Printer&, T&)>& fn) {
+    if (!shown(key)) return;
+    json::array all;
+    std::size_t i = 0;
+    for (auto& item : items) {
+      json::object child_obj;
+      Printer child(child_obj, join(path_, key) + "[" + std::to_string(i++) + "]");
+      fn(child, item);
+      all.emplace_back(std::move(child_obj));
+    }
+    out_[key] = std::move(all);
   }
   template <class Map>
   void named(std::string_view key, Map& map, const std::function<void(Printer&, typename Map::mapped_type&)>& fn) {

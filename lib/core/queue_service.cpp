@@ -2,6 +2,7 @@
 // (the scheduler) and for subscribers (events).
 #include "core/queue_service.hpp"
 
+#include "core/audit.hpp"
 #include "core/lease_tokens.hpp"
 #include "model/logging.hpp"
 
@@ -157,10 +158,14 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
   in.actor = ctx.actor;
   store::Decide decide = [in = std::move(in), now = ctx.now, this](const Message& m,
                                                                     const store::Related& r) {
-    if (!in.payload) return core::replay(m, r, in, now);
-    ReplayInput merged = in;  // masks the operator left in place keep the original values
-    merged.payload = redactor_.merge_masks(m.payload, *in.payload);
-    return core::replay(m, r, merged, now);
+    ReplayInput effective = in;
+    if (in.payload) {
+      // Masks the operator left in place keep the original values.
+      effective.payload = redactor_.merge_masks(m.payload, *in.payload);
+    }
+    auto change = core::replay(m, r, effective, now);
+    if (change) change->audit = replay_audit(m, change->next, effective, redactor_, now);
+    return change;
   };
   store::UpdateParams params{std::move(queue), id, std::move(decide), true, dry_run};
   auto result = co_await store_.message_update(std::move(params));
@@ -227,7 +232,9 @@ awaitable<Result<Message>> QueueService::dismiss(const RequestContext& ctx, std:
                                                  MessageId id, std::optional<std::string> reason) {
   store::Decide decide = [reason = std::move(reason), actor = ctx.actor, now = ctx.now](
                              const Message& m, const store::Related&) {
-    return core::dismiss(m, reason, actor, now);
+    auto change = core::dismiss(m, reason, actor, now);
+    if (change) change->audit = dismiss_audit(m, change->next, reason, actor, now);
+    return change;
   };
   auto result = co_await update(std::move(queue), id, std::move(decide));
   if (result && !events_.empty()) {
@@ -258,6 +265,11 @@ awaitable<Result<std::vector<AttemptRecord>>> QueueService::attempts(const Reque
     history->attempts.push_back(std::move(current));
   }
   co_return std::move(history->attempts);
+}
+
+awaitable<std::vector<AuditEntry>> QueueService::audit(const RequestContext&,
+                                                       store::AuditQuery query) {
+  co_return co_await store_.audit_list(std::move(query));
 }
 
 awaitable<std::vector<store::QueueStats>> QueueService::stats(const RequestContext& ctx,

@@ -86,6 +86,8 @@ class QueueService {
   // The whole history, oldest first; a message being processed ends with its attempt under way.
   awaitable<Result<std::vector<AttemptRecord>>> attempts(const RequestContext& ctx,
                                                          std::string queue, MessageId id);
+  // The audit log, newest first (GET /audit).
+  awaitable<std::vector<AuditEntry>> audit(const RequestContext& ctx, store::AuditQuery query);
   awaitable<std::vector<store::QueueStats>> stats(const RequestContext& ctx,
                                                   std::optional<std::string> queue);
   awaitable<bool> ready();

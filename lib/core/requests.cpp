@@ -250,6 +250,45 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
   return errors;
 }
 
+FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out) {
+  FieldErrors errors;
+  if (const std::string* action = query_value(query, "action")) {
+    if (valid_audit_action(*action)) {
+      out.action = *action;
+    } else {
+      std::string names;
+      for (auto a : kAuditActions) names += (names.empty() ? "" : ", ") + std::string(a);
+      errors.push_back({"action", "action must be one of " + names, "invalid"});
+    }
+  }
+  if (const std::string* actor = query_value(query, "actor")) {
+    if (actor->empty() || actor->size() > 128) {
+      errors.push_back({"actor", "actor must be 1 to 128 characters", "invalid"});
+    } else {
+      out.actor = *actor;
+    }
+  }
+  if (const std::string* queue = query_value(query, "queue")) {
+    if (valid_queue_name(*queue)) {
+      out.queue = *queue;
+    } else {
+      errors.push_back({"queue", "queue must be a queue name ([A-Za-z0-9_-]{1,64})", "invalid"});
+    }
+  }
+  for (auto [key, target] : {std::pair{"since", &out.since}, std::pair{"until", &out.until}}) {
+    if (const std::string* raw = query_value(query, key)) {
+      if (auto t = parse_timestamp(*raw)) {
+        *target = *t;
+      } else {
+        errors.push_back({key, std::string(key) + " must be an RFC 3339 timestamp", "invalid"});
+      }
+    }
+  }
+  out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 100, errors).value_or(20));
+  out.before_id = query_integer(query, "after_id", "after_id", 1, 999999999999999999LL, errors);
+  return errors;
+}
+
 FieldErrors decode_claim(const json::object& body, const QueryParams& query, ClaimRequest& out) {
   FieldErrors errors;
   FieldReader r(body, errors, kNoPrefix);

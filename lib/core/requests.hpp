@@ -41,6 +41,8 @@ FieldErrors decode_enqueue(const boost::json::object& body, const Config& config
                            const std::string& prefix = "");
 
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
+// GET /audit: action, actor, queue, since, until, limit, after_id (in that order).
+FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out);
 
 struct ClaimRequest {
   ClaimCommand command;

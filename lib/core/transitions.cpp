@@ -54,7 +54,7 @@ Result<store::Change> succeed(const Message& m, const std::optional<std::string>
   if (m.status != Status::processing) {
     return Error(Errc::invalid_state, "only processing messages can succeed");
   }
-  store::Change c{m, {finished_attempt(m, AttemptOutcome::succeeded, now)}};
+  store::Change c{m, {finished_attempt(m, AttemptOutcome::succeeded, now)}, std::nullopt};
   end_lease(c.next);
   enter(c.next, Status::succeeded, now);
   return c;
@@ -77,7 +77,7 @@ Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePol
   attempt.stack = in.stack;
   attempt.cause = in.cause;
 
-  store::Change c{m, {std::move(attempt)}};
+  store::Change c{m, {std::move(attempt)}, std::nullopt};
   Message& n = c.next;
   end_lease(n);
   n.retry_count = m.retry_count + 1;
@@ -129,7 +129,7 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
   event.actor = in.actor;
   event.reason = in.reason;
 
-  store::Change c{m, {}};
+  store::Change c{m, {}, std::nullopt};
   Message& n = c.next;
   if (in.payload && *in.payload != m.payload) {
     event.previous_payload = m.payload;
@@ -156,7 +156,7 @@ Result<store::Change> extend(const Message& m, const std::string& lease_id, Time
   if (m.status != Status::processing) {
     return Error(Errc::invalid_state, "only processing messages can be extended");
   }
-  store::Change c{m, {}};
+  store::Change c{m, {}, std::nullopt};
   c.next.lease_expires_at = expires_at;
   if (checkpoint) c.next.checkpoint = checkpoint;
   c.next.updated_at = now;
@@ -169,7 +169,7 @@ Result<store::Change> release(const Message& m, const std::string& lease_id,
   if (m.status != Status::processing) {
     return Error(Errc::invalid_state, "only processing messages can be released");
   }
-  store::Change c{m, {finished_attempt(m, AttemptOutcome::released, now)}};
+  store::Change c{m, {finished_attempt(m, AttemptOutcome::released, now)}, std::nullopt};
   end_lease(c.next);
   enter(c.next, Status::pending, now);
   c.next.retry_after = due_at;
@@ -188,7 +188,7 @@ Result<store::Change> dismiss(const Message& m, const std::optional<std::string>
   event.finished_at = now;
   event.actor = actor;
   event.reason = reason;
-  store::Change c{m, {std::move(event)}};
+  store::Change c{m, {std::move(event)}, std::nullopt};
   enter(c.next, Status::dismissed, now);
   return c;
 }
@@ -197,7 +197,7 @@ store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs n
                            const UnitRandom& random) {
   AttemptRecord attempt = finished_attempt(m, AttemptOutcome::lease_expired, now);
   attempt.error = "lease expired";
-  store::Change c{m, {std::move(attempt)}};
+  store::Change c{m, {std::move(attempt)}, std::nullopt};
   Message& n = c.next;
   TimeMs expired_at = m.lease_expires_at.value_or(now);
   end_lease(n);

@@ -11,31 +11,38 @@ namespace json = boost::json;
 using boost::asio::awaitable;
 using namespace support;
 
-Api::Api(core::QueueService& service, const core::TaskHost& tasks, const Config& config,
+Api::Api(core::QueueService& service, const core::TaskHost& tasks,
+         const core::AccessControl& access, const Config& config,
          const std::atomic<bool>& shutting_down)
-    : service_(service), tasks_(tasks), config_(config), shutting_down_(shutting_down) {
+    : service_(service),
+      tasks_(tasks),
+      access_(access),
+      config_(config),
+      shutting_down_(shutting_down) {
   auto bind = [this](R (Api::*handler)(const Request&, const RouteMatch&)) {
     return [this, handler](const Request& req, const RouteMatch& m) { return (this->*handler)(req, m); };
   };
-  // Every endpoint of dlqd, once.
-  router_.add("POST", "/queues/{queue}/messages", bind(&Api::enqueue));
-  router_.add("GET", "/queues/{queue}/messages", bind(&Api::list));
-  router_.add("POST", "/queues/{queue}/messages/batch", bind(&Api::enqueue_batch));
-  router_.add("GET", "/queues/{queue}/messages/{id}", bind(&Api::show));
-  router_.add("POST", "/queues/{queue}/claim", bind(&Api::claim));
-  router_.add("POST", "/queues/{queue}/ack", bind(&Api::ack));
-  router_.add("POST", "/queues/{queue}/messages/{id}/succeed", bind(&Api::succeed));
-  router_.add("POST", "/queues/{queue}/messages/{id}/fail", bind(&Api::fail));
-  router_.add("POST", "/queues/{queue}/messages/{id}/replay", bind(&Api::replay));
-  router_.add("POST", "/queues/{queue}/messages/{id}/extend", bind(&Api::extend));
-  router_.add("POST", "/queues/{queue}/messages/{id}/release", bind(&Api::release));
-  router_.add("POST", "/queues/{queue}/messages/{id}/dismiss", bind(&Api::dismiss));
-  router_.add("GET", "/queues/{queue}/messages/{id}/attempts", bind(&Api::attempts));
-  router_.add("GET", "/queues", bind(&Api::queues));
-  router_.add("GET", "/queues/{queue}/stats", bind(&Api::queue_stats));
-  router_.add("GET", "/metrics", bind(&Api::metrics));
-  router_.add("GET", "/healthz", bind(&Api::healthz));
-  router_.add("GET", "/readyz", bind(&Api::readyz));
+  // Every endpoint of dlqd, once, with the access it needs (http-api.md B4; docs/access.md).
+  using enum core::Access;
+  router_.add("POST", "/queues/{queue}/messages", producer, bind(&Api::enqueue));
+  router_.add("GET", "/queues/{queue}/messages", reader, bind(&Api::list));
+  router_.add("POST", "/queues/{queue}/messages/batch", producer, bind(&Api::enqueue_batch));
+  router_.add("GET", "/queues/{queue}/messages/{id}", reader, bind(&Api::show));
+  router_.add("POST", "/queues/{queue}/claim", worker, bind(&Api::claim));
+  router_.add("POST", "/queues/{queue}/ack", worker, bind(&Api::ack));
+  router_.add("POST", "/queues/{queue}/messages/{id}/succeed", worker, bind(&Api::succeed));
+  router_.add("POST", "/queues/{queue}/messages/{id}/fail", worker, bind(&Api::fail));
+  router_.add("POST", "/queues/{queue}/messages/{id}/replay", admin, bind(&Api::replay));
+  router_.add("POST", "/queues/{queue}/messages/{id}/extend", worker, bind(&Api::extend));
+  router_.add("POST", "/queues/{queue}/messages/{id}/release", worker, bind(&Api::release));
+  router_.add("POST", "/queues/{queue}/messages/{id}/dismiss", admin, bind(&Api::dismiss));
+  router_.add("GET", "/queues/{queue}/messages/{id}/attempts", reader, bind(&Api::attempts));
+  router_.add("GET", "/queues", reader, bind(&Api::queues));
+  router_.add("GET", "/queues/{queue}/stats", reader, bind(&Api::queue_stats));
+  router_.add("GET", "/audit", admin, bind(&Api::audit));
+  router_.add("GET", "/metrics", reader_unless_public_metrics, bind(&Api::metrics));
+  router_.add("GET", "/healthz", open, bind(&Api::healthz));
+  router_.add("GET", "/readyz", open, bind(&Api::readyz));
 }
 
 // A service outcome as the answer: the message (as its audience may see it) or the problem.
@@ -44,7 +51,7 @@ Response Api::answer(const Request& req, const Result<Message>& result, Audience
   return text_response(200, message_text(*result, {audience, false}, service_.redactor()));
 }
 
-awaitable<Response> Api::handle(const Request& req) {
+awaitable<Response> Api::handle(Request& req) {
   RouteMatch match = router_.match(req.method, req.path);
   ProblemContext pc = context(config_, req);
   if (!match.route) {
@@ -57,6 +64,22 @@ awaitable<Response> Api::handle(const Request& req) {
     }
     co_return problem(pc, 404, "not-found", "Not found", "no such route", "not found");
   }
+  // Access comes after routing and before everything the handler checks (http-api.md 0).
+  auto decision = access_.check(match.route->access, req.header("authorization"));
+  if (decision.verdict == core::Verdict::unauthorized) {
+    Response r = problem(pc, 401, "unauthorized", "Unauthorized",
+                         "this route needs an access token: Authorization: Bearer <token>",
+                         "missing or unknown access token");
+    r.headers.emplace_back("WWW-Authenticate", R"(Bearer realm="dlq")");
+    co_return r;
+  }
+  if (decision.verdict == core::Verdict::forbidden) {
+    co_return problem(pc, 403, "forbidden", "Forbidden",
+                      "this token's roles do not include " +
+                          std::string(core::to_string(match.route->access)),
+                      "this token may not do that");
+  }
+  req.actor = std::move(decision.actor);
   try {
     co_return co_await match.route->handler(req, match);
   } catch (const DatabaseUnavailable& e) {

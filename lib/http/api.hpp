@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "core/access.hpp"
 #include "core/queue_service.hpp"
 #include "core/task_host.hpp"
 #include "http/json_codec.hpp"
@@ -17,11 +18,12 @@ namespace dlq::http {
 
 class Api {
  public:
-  Api(core::QueueService& service, const core::TaskHost& tasks, const Config& config,
-      const std::atomic<bool>& shutting_down);
+  Api(core::QueueService& service, const core::TaskHost& tasks, const core::AccessControl& access,
+      const Config& config, const std::atomic<bool>& shutting_down);
 
-  // Never throws: every outcome, including faults, is a Response.
-  boost::asio::awaitable<Response> handle(const Request& req);
+  // Never throws: every outcome, including faults, is a Response. Sets req.actor once access
+  // is granted.
+  boost::asio::awaitable<Response> handle(Request& req);
 
  private:
   using R = boost::asio::awaitable<Response>;
@@ -43,11 +45,13 @@ class Api {
   R healthz(const Request& req, const RouteMatch& m);
   R metrics(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
+  R audit(const Request& req, const RouteMatch& m);
 
   Response answer(const Request& req, const Result<Message>& result, Audience audience) const;
 
   core::QueueService& service_;
   const core::TaskHost& tasks_;
+  const core::AccessControl& access_;
   const Config& config_;
   const std::atomic<bool>& shutting_down_;
   Router router_;

@@ -68,6 +68,7 @@ core::RequestContext request_context(const Config& c, const Clock& clock, const 
   core::RequestContext ctx;
   ctx.request_id = req.request_id;
   ctx.client = req.watch;
+  if (!req.actor.empty()) ctx.actor = req.actor;
   ctx.now = clock.now();
   const std::string* header = errors ? req.header("x-now") : nullptr;
   if (!header) return ctx;

@@ -29,6 +29,7 @@ struct Request {
   std::string body;
   std::string request_id;
   ClientWatch* watch = nullptr;  // set by the session
+  std::string actor;             // set once access is granted: the token's name or "anonymous"
 
   const std::string* header(std::string_view name) const;
 };

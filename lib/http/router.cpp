@@ -26,8 +26,8 @@ bool is_capture(const std::string& segment) {
 
 }  // namespace
 
-void Router::add(std::string method, std::string pattern, Handler handler) {
-  Compiled c{{std::move(method), pattern, std::move(handler)}, {}};
+void Router::add(std::string method, std::string pattern, core::Access access, Handler handler) {
+  Compiled c{{std::move(method), pattern, std::move(handler), access}, {}};
   for (auto s : split_path(pattern)) c.segments.emplace_back(s);
   routes_.push_back(std::move(c));
 }

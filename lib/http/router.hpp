@@ -1,4 +1,4 @@
-// One table of {method, pattern, handler}: finds the handler for a request, or tells a path
+// One table of {method, pattern, access, handler}: finds the handler for a request, or tells a path
 // that exists with another method (405 + Allow) from a path that does not exist (404).
 // Patterns are literal segments and {name} captures; no trailing-slash aliases.
 #pragma once
@@ -10,6 +10,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "core/access.hpp"
 #include "http/request.hpp"
 
 namespace dlq::http {
@@ -21,6 +22,7 @@ struct Route {
   std::string method;
   std::string pattern;
   Handler handler;
+  core::Access access = core::Access::open;  // checked before the handler runs
 };
 
 struct RouteMatch {
@@ -31,7 +33,10 @@ struct RouteMatch {
 
 class Router {
  public:
-  void add(std::string method, std::string pattern, Handler handler);
+  void add(std::string method, std::string pattern, core::Access access, Handler handler);
+  void add(std::string method, std::string pattern, Handler handler) {
+    add(std::move(method), std::move(pattern), core::Access::open, std::move(handler));
+  }
   // HEAD is matched as GET.
   RouteMatch match(std::string_view method, std::string_view path) const;
 

@@ -356,6 +356,7 @@ Result<Message> Operations::update(const UpdateParams& p) {
   }
   if (guard_key) c_.execute("RELEASE SAVEPOINT key_guard");
   if (!with_history) append_history(change->history);
+  if (change->audit) append_audit(*change->audit);
   note_due(next);
   return std::move(change->next);
 }

@@ -30,6 +30,9 @@ class Operations {
   std::vector<AttemptRecord> attempts(MessageId id);
   std::optional<MessageHistory> history(const std::string& queue, MessageId id);
   LeadershipRecord leadership_renew(const LeadershipRenewParams& p);
+  // The audit writer: appends one entry inside the caller's (the change's) transaction.
+  void append_audit(const AuditEntry& entry);
+  std::vector<AuditEntry> audit_list(const AuditQuery& q);
   Schedule schedule(TimeMs now);
   std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
   // The database answers and carries every migration this build knows.

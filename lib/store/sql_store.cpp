@@ -172,6 +172,11 @@ void SqlStore::subscribe_changes(ChangeCallback callback) {
   listener_ = std::make_unique<PgListener>(options_.target.libpq_conninfo, node_, std::move(callback));
 }
 
+awaitable<std::vector<AuditEntry>> SqlStore::audit_list(AuditQuery p) {
+  return read<std::vector<AuditEntry>>(
+      [p = std::move(p)](Operations& ops) { return ops.audit_list(p); });
+}
+
 void SqlStore::campaign(LeadershipCallback callback) {
   if (options_.target.backend != DatabaseTarget::Backend::postgresql) {
     callback(true);  // one process owns the SQLite file

@@ -49,6 +49,7 @@ class SqlStore final : public Store {
                                                  TimeMs now) override;
   awaitable<bool> ping() override;
   void subscribe_changes(ChangeCallback callback) override;
+  awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) override;
   void campaign(LeadershipCallback callback) override;
   awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;
   const std::string& node_id() const override { return node_; }

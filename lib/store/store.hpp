@@ -12,6 +12,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include "model/audit.hpp"
 #include "model/error.hpp"
 #include "model/message.hpp"
 
@@ -63,10 +64,12 @@ struct Related {
   std::vector<Status> key_holders;
 };
 
-// The outcome of a read-modify-write: the message as it must become, plus history to append.
+// The outcome of a read-modify-write: the message as it must become, plus history to append,
+// plus the audit entry an operator's action writes — all in the transaction of the change.
 struct Change {
   Message next;
   std::vector<AttemptRecord> history;
+  std::optional<AuditEntry> audit;
 };
 
 using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;
@@ -109,6 +112,17 @@ struct QueueStats {
 // of `queue` due at `due` (ms; 0 or past: now). An empty queue means "changes may have been
 // missed: look at every queue".
 using ChangeCallback = std::function<void(const std::string& queue, TimeMs due)>;
+
+// GET /audit: newest first; each filter optional.
+struct AuditQuery {
+  std::optional<std::string> action;
+  std::optional<std::string> actor;
+  std::optional<std::string> queue;
+  std::optional<TimeMs> since;  // at >= since
+  std::optional<TimeMs> until;  // at <= until
+  int limit = 20;
+  std::optional<long long> before_id;  // entries with a smaller id (after_id on the wire)
+};
 
 // A message and its history, read together.
 struct MessageHistory {
@@ -167,6 +181,9 @@ class Store {
   // Delivers changes committed by other nodes (PostgreSQL LISTEN/NOTIFY; nothing on SQLite,
   // where one process owns the file). Call once, before serving.
   virtual void subscribe_changes(ChangeCallback callback) = 0;
+
+  // Up to p.limit audit entries, newest first.
+  virtual awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) = 0;
 
   // Campaigns for the leadership of this database and reports every change to `callback` until
   // close(). SQLite: this process owns the file and leads at once. PostgreSQL: a session-level

@@ -51,7 +51,7 @@ std::vector<std::string> merged_env(const std::vector<std::string>& extra) {
 
 // Forks and execs dlqd; stdout goes to `stdout_fd` (a pipe end or file), stderr to a file.
 pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>& env,
-            int stdout_fd, const std::string& stderr_path) {
+            int stdout_fd, const std::string& stderr_path, int stdin_fd = -1) {
   std::vector<std::string> argv_storage{DLQ_DLQD_PATH};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -68,6 +68,7 @@ pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>
     int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (err >= 0) dup2(err, STDERR_FILENO);
     dup2(stdout_fd, STDOUT_FILENO);
+    if (stdin_fd >= 0) dup2(stdin_fd, STDIN_FILENO);
     execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
@@ -179,14 +180,31 @@ void DlqdProcess::kill9() {
 
 std::string DlqdProcess::log() const { return read_file(dir_ + "/stderr.log"); }
 
+void DlqdProcess::rewrite_config(const std::string& config_json) {
+  std::ofstream config(dir_ + "/dlqd.json", std::ios::trunc);
+  config << config_json;
+}
+
+void DlqdProcess::signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
 CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                       std::chrono::milliseconds timeout) {
+                       std::chrono::milliseconds timeout, const std::string& input) {
   TempDir dir;
   std::string out_path = dir.file("stdout.txt");
   int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (out < 0) throw std::runtime_error("cannot create stdout file");
-  pid_t pid = spawn(args, env, out, dir.file("stderr.txt"));
+  std::string in_path = dir.file("stdin.txt");
+  {
+    std::ofstream in_file(in_path, std::ios::binary);
+    in_file << input;
+  }
+  int in = open(in_path.c_str(), O_RDONLY);
+  if (in < 0) throw std::runtime_error("cannot open stdin file");
+  pid_t pid = spawn(args, env, out, dir.file("stderr.txt"), in);
   close(out);
+  close(in);
   CommandResult result;
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {

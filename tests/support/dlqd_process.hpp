@@ -35,6 +35,9 @@ class DlqdProcess {
   void kill9();
   // Everything the process wrote to stderr so far (logs).
   std::string log() const;
+  // Replaces the config file the process was started with (for SIGHUP reloads).
+  void rewrite_config(const std::string& config_json);
+  void signal(int sig);
   bool running();
 
  private:
@@ -53,8 +56,10 @@ struct CommandResult {
   std::string out;
   std::string err;
 };
+// `input` is its standard input.
 CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<std::string>& env = {},
-                       std::chrono::milliseconds timeout = std::chrono::seconds(20));
+                       std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                       const std::string& input = "");
 
 // A database URL for a new, empty database on the backend this run tests.
 std::string fresh_database_url(const std::string& dir);

@@ -70,6 +70,37 @@ BOOST_AUTO_TEST_CASE(documented_keys_of_unbuilt_features_are_refused) {
   BOOST_TEST(config_error(R"({"alerts": {}})").find("not supported yet") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(access_tokens_are_checked_and_print_back) {
+  const std::string hash(64, 'a');
+  Config c = parse_config(R"({"auth": {"tokens": [{"name": "ops", "token_sha256": ")" + hash +
+                          R"(", "roles": ["admin", "reader"]}], "public_metrics": true}})");
+  BOOST_REQUIRE_EQUAL(c.auth.tokens.size(), 1u);
+  BOOST_TEST(c.auth.tokens[0].name == "ops");
+  BOOST_TEST(c.auth.tokens[0].roles == std::vector<std::string>({"admin", "reader"}));
+  BOOST_TEST(c.auth.public_metrics);
+  Config again = parse_config(print_config(c));
+  BOOST_TEST(again.auth.tokens.at(0).token_sha256 == hash);
+  BOOST_TEST(again.auth.public_metrics);
+
+  auto one = [](const std::string& token) {
+    return config_error((R"({"auth": {"tokens": [)" + token + "]}}").c_str());
+  };
+  BOOST_TEST(one(R"({"name": "x", "token_sha256": "ABC", "roles": ["admin"]})")
+                 .find("auth.tokens[0].token_sha256") != std::string::npos);
+  BOOST_TEST(one(R"({"name": "x", "token_sha256": ")" + hash + R"(", "roles": ["root"]})")
+                 .find("\"root\" is not a role") != std::string::npos);
+  BOOST_TEST(one(R"({"name": "x", "token_sha256": ")" + hash + R"(", "roles": []})")
+                 .find("auth.tokens[0].roles") != std::string::npos);
+  BOOST_TEST(one(R"({"name": "", "token_sha256": ")" + hash + R"(", "roles": ["admin"]})")
+                 .find("auth.tokens[0].name") != std::string::npos);
+  BOOST_TEST(one(R"({"name": "x", "token_sha256": ")" + hash + R"(", "roles": ["admin"], "token": "s"})")
+                 .find("auth.tokens[0].token\": unknown key") != std::string::npos);
+  std::string twice = R"({"name": "x", "token_sha256": ")" + hash + R"(", "roles": ["admin"]})";
+  std::string dup = one(twice + "," + twice);  // the same name and the same token twice
+  BOOST_TEST(dup.find("auth.tokens[1].name") != std::string::npos);
+  BOOST_TEST(dup.find("auth.tokens[1].token_sha256") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(queue_overrides_merge_over_defaults) {
   Config c = parse_config(R"({"defaults": {"max_retries": 4, "visibility_timeout": 10},
                                "queues": {"emails": {"max_retries": 5,

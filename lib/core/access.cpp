@@ -1,0 +1,129 @@
+// Token hashing (OpenSSL's SHA-256), constant-time lookup, and the access decision.
+#include "core/access.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace dlq::core {
+namespace {
+
+constexpr std::string_view kAnonymous = "anonymous";
+
+std::array<unsigned char, 32> sha256(std::string_view text) {
+  std::array<unsigned char, 32> out{};
+  unsigned int size = 0;
+  if (EVP_Digest(text.data(), text.size(), out.data(), &size, EVP_sha256(), nullptr) != 1 ||
+      size != out.size()) {
+    throw std::runtime_error("SHA-256 failed");
+  }
+  return out;
+}
+
+int hex_value(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
+
+// "Bearer <token>" (the scheme in any case, one or more spaces); nullopt for anything else.
+std::optional<std::string_view> bearer_token(std::string_view header) {
+  constexpr std::string_view kScheme = "bearer";
+  if (header.size() <= kScheme.size()) return std::nullopt;
+  for (std::size_t i = 0; i < kScheme.size(); ++i) {
+    char c = header[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != kScheme[i]) return std::nullopt;
+  }
+  std::string_view rest = header.substr(kScheme.size());
+  if (rest.front() != ' ') return std::nullopt;
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+  if (rest.empty()) return std::nullopt;
+  return rest;
+}
+
+}  // namespace
+
+std::string_view to_string(Access a) {
+  switch (a) {
+    case Access::open: return "open";
+    case Access::producer: return "producer";
+    case Access::worker: return "worker";
+    case Access::reader: return "reader";
+    case Access::admin: return "admin";
+    case Access::reader_unless_public_metrics: return "reader (open with auth.public_metrics)";
+  }
+  return "unknown";
+}
+
+std::string sha256_hex(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  auto digest = sha256(text);
+  std::string out;
+  out.reserve(64);
+  for (unsigned char b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 0xf];
+  }
+  return out;
+}
+
+bool Principal::may(Role needed) const {
+  return std::any_of(roles.begin(), roles.end(),
+                     [needed](Role r) { return r == needed || r == Role::admin; });
+}
+
+TokenTable::TokenTable(const std::vector<AuthToken>& tokens) {
+  for (const auto& t : tokens) {
+    Entry e;
+    for (std::size_t i = 0; i < e.hash.size(); ++i) {
+      e.hash[i] = static_cast<unsigned char>(hex_value(t.token_sha256[2 * i]) * 16 +
+                                             hex_value(t.token_sha256[2 * i + 1]));
+    }
+    e.principal.name = t.name;
+    for (const auto& name : t.roles) {
+      if (auto role = parse_role(name)) e.principal.roles.push_back(*role);
+    }
+    entries_.push_back(std::move(e));
+  }
+}
+
+const Principal* TokenTable::find(std::string_view token) const {
+  auto hash = sha256(token);
+  const Principal* found = nullptr;
+  for (const auto& e : entries_) {
+    // No early exit: every entry is compared, whatever matched.
+    bool same = CRYPTO_memcmp(e.hash.data(), hash.data(), hash.size()) == 0;
+    if (same && !found) found = &e.principal;
+  }
+  return found;
+}
+
+AccessControl::AccessControl(const Config& config)
+    : public_metrics_(config.auth.public_metrics), current_(nullptr) {
+  replace(config.auth.tokens);
+}
+
+void AccessControl::replace(const std::vector<AuthToken>& tokens) {
+  std::lock_guard lock(reload_mu_);
+  tables_.push_back(std::make_unique<const TokenTable>(tokens));
+  current_.store(tables_.back().get());
+}
+
+AccessDecision AccessControl::check(Access needed, const std::string* authorization) const {
+  const TokenTable& table = *current_.load();
+  if (needed == Access::reader_unless_public_metrics) {
+    needed = public_metrics_ ? Access::open : Access::reader;
+  }
+  if (table.empty() || needed == Access::open) return {Verdict::allowed, std::string(kAnonymous)};
+  std::optional<std::string_view> token;
+  if (authorization) token = bearer_token(*authorization);
+  const Principal* who = token ? table.find(*token) : nullptr;
+  if (!who) return {Verdict::unauthorized, std::string(kAnonymous)};
+  Role role = needed == Access::producer ? Role::producer
+              : needed == Access::worker ? Role::worker
+              : needed == Access::reader ? Role::reader
+                                         : Role::admin;
+  return {who->may(role) ? Verdict::allowed : Verdict::forbidden, who->name};
+}
+
+}  // namespace dlq::core

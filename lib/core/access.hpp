@@ -1,0 +1,81 @@
+// Who may do what. Bearer tokens from auth.tokens are kept only as SHA-256 hashes and compared
+// in constant time; each route names the access it needs (in the router table) and check()
+// decides before the handler runs. SIGHUP swaps in a new token table without a lock on the
+// request path: readers load an atomic pointer, and every table ever loaded lives until exit.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.hpp"
+#include "model/role.hpp"
+
+namespace dlq::core {
+
+// What a route needs: nothing, one role, or the reader role unless auth.public_metrics.
+enum class Access { open, producer, worker, reader, admin, reader_unless_public_metrics };
+std::string_view to_string(Access a);
+
+// SHA-256 of `text` as 64 lowercase hex digits (what auth.tokens[].token_sha256 holds).
+std::string sha256_hex(std::string_view text);
+
+struct Principal {
+  std::string name;
+  std::vector<Role> roles;
+  bool may(Role needed) const;  // admin may do everything
+};
+
+class TokenTable {
+ public:
+  // `tokens` are validated config entries (64 hex digits, known roles).
+  explicit TokenTable(const std::vector<AuthToken>& tokens);
+  bool empty() const { return entries_.empty(); }
+  std::size_t size() const { return entries_.size(); }
+  // The holder of `token`, comparing its hash against every entry, so the time taken does not
+  // tell which entry (if any) matched.
+  const Principal* find(std::string_view token) const;
+
+ private:
+  struct Entry {
+    std::array<unsigned char, 32> hash{};
+    Principal principal;
+  };
+  std::vector<Entry> entries_;
+};
+
+enum class Verdict { allowed, unauthorized, forbidden };
+
+struct AccessDecision {
+  Verdict verdict = Verdict::allowed;
+  // The token's name, or "anonymous" when no token was needed or none is configured.
+  std::string actor;
+};
+
+class AccessControl {
+ public:
+  explicit AccessControl(const Config& config);
+  AccessControl(const AccessControl&) = delete;
+  AccessControl& operator=(const AccessControl&) = delete;
+
+  // `authorization`: the request's Authorization header, if any.
+  AccessDecision check(Access needed, const std::string* authorization) const;
+  // True when tokens are configured (otherwise every request is anonymous and allowed).
+  bool enforcing() const { return !current_.load()->empty(); }
+  std::size_t token_count() const { return current_.load()->size(); }
+  // Thread-safe. Installs the tokens of a reloaded config (SIGHUP).
+  void replace(const std::vector<AuthToken>& tokens);
+
+ private:
+  bool public_metrics_;
+  std::mutex reload_mu_;                                   // reloads only
+  std::vector<std::unique_ptr<const TokenTable>> tables_;  // every generation, kept alive
+  std::atomic<const TokenTable*> current_;
+};
+
+}  // namespace dlq::core

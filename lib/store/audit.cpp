@@ -1,0 +1,127 @@
+// The audit log's SQL: the writer any change calls inside its own transaction, and the newest-
+// first pages of GET /audit. The same text serves both databases; binds are named and sit next
+// to their SQL.
+#include <limits>
+
+#include <boost/json.hpp>
+
+#include "store/operations.hpp"
+
+namespace dlq::store {
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* kInsertAudit =
+    "INSERT INTO audit_log (at, actor, action, queue, message_ids, filter, reason, details) "
+    "VALUES (:at, :actor, :action, :queue, :message_ids, :filter, :reason, :details)";
+
+constexpr const char* kSelectAudit =
+    "SELECT id, at, actor, action, queue, message_ids, filter, reason, details FROM audit_log";
+
+std::string ids_text(const std::vector<MessageId>& ids) {
+  json::array a;
+  for (auto id : ids) a.emplace_back(id);
+  return json::serialize(a);
+}
+
+std::vector<MessageId> ids_from_text(const std::string& text) {
+  std::vector<MessageId> out;
+  std::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec || !v.is_array()) return out;
+  for (const auto& item : v.get_array()) {
+    if (item.is_int64()) out.push_back(item.get_int64());
+  }
+  return out;
+}
+
+soci::indicator null_if_empty(const std::optional<std::string>& v) {
+  return v ? soci::i_ok : soci::i_null;
+}
+
+}  // namespace
+
+void Operations::append_audit(const AuditEntry& e) {
+  long long at = e.at;
+  std::string actor = e.actor.value_or(""), queue = e.queue.value_or(""),
+              filter = e.filter.value_or(""), reason = e.reason.value_or(""),
+              details = e.details.value_or(""), action = e.action;
+  std::optional<std::string> ids;
+  if (!e.message_ids.empty()) ids = ids_text(e.message_ids);
+  std::string ids_value = ids.value_or("");
+  soci::indicator actor_ind = null_if_empty(e.actor), queue_ind = null_if_empty(e.queue),
+                  ids_ind = null_if_empty(ids), filter_ind = null_if_empty(e.filter),
+                  reason_ind = null_if_empty(e.reason), details_ind = null_if_empty(e.details);
+  c_.session() << kInsertAudit, soci::use(at, "at"), soci::use(actor, actor_ind, "actor"),
+      soci::use(action, "action"), soci::use(queue, queue_ind, "queue"),
+      soci::use(ids_value, ids_ind, "message_ids"), soci::use(filter, filter_ind, "filter"),
+      soci::use(reason, reason_ind, "reason"), soci::use(details, details_ind, "details");
+}
+
+// Only the filters given become SQL, so each page is served from the (filter, id) index.
+std::vector<AuditEntry> Operations::audit_list(const AuditQuery& q) {
+  std::string sql = kSelectAudit;
+  std::string where;
+  auto clause = [&where](const char* text) { where += (where.empty() ? " WHERE " : " AND ") + std::string(text); };
+  if (q.action) clause("action = :action");
+  if (q.actor) clause("actor = :actor");
+  if (q.queue) clause("queue = :queue");
+  if (q.since) clause("at >= :since");
+  if (q.until) clause("at <= :until");
+  if (q.before_id) clause("id < :before_id");
+  sql += where + " ORDER BY id DESC LIMIT :limit";
+
+  long long id = 0, at = 0, limit = q.limit;
+  long long since = q.since.value_or(0), until = q.until.value_or(0),
+            before = q.before_id.value_or(0);
+  std::string action, actor, queue, ids, filter, reason, details;
+  soci::indicator actor_ind{}, queue_ind{}, ids_ind{}, filter_ind{}, reason_ind{}, details_ind{};
+  std::string in_action = q.action.value_or(""), in_actor = q.actor.value_or(""),
+              in_queue = q.queue.value_or("");
+
+  soci::statement st(c_.session());
+  st.exchange(soci::into(id));
+  st.exchange(soci::into(at));
+  st.exchange(soci::into(actor, actor_ind));
+  st.exchange(soci::into(action));
+  st.exchange(soci::into(queue, queue_ind));
+  st.exchange(soci::into(ids, ids_ind));
+  st.exchange(soci::into(filter, filter_ind));
+  st.exchange(soci::into(reason, reason_ind));
+  st.exchange(soci::into(details, details_ind));
+  if (q.action) st.exchange(soci::use(in_action, "action"));
+  if (q.actor) st.exchange(soci::use(in_actor, "actor"));
+  if (q.queue) st.exchange(soci::use(in_queue, "queue"));
+  if (q.since) st.exchange(soci::use(since, "since"));
+  if (q.until) st.exchange(soci::use(until, "until"));
+  if (q.before_id) st.exchange(soci::use(before, "before_id"));
+  st.exchange(soci::use(limit, "limit"));
+  st.alloc();
+  st.prepare(sql);
+  st.define_and_bind();
+  st.execute(false);
+
+  auto text = [](soci::indicator ind, std::string& v) -> std::optional<std::string> {
+    if (ind != soci::i_ok) return std::nullopt;
+    return std::move(v);
+  };
+  std::vector<AuditEntry> out;
+  while (st.fetch()) {
+    AuditEntry e;
+    e.id = id;
+    e.at = at;
+    e.actor = text(actor_ind, actor);
+    e.action = action;
+    e.queue = text(queue_ind, queue);
+    if (ids_ind == soci::i_ok) e.message_ids = ids_from_text(ids);
+    e.filter = text(filter_ind, filter);
+    e.reason = text(reason_ind, reason);
+    e.details = text(details_ind, details);
+    out.push_back(std::move(e));
+  }
+  c_.finish(st);
+  return out;
+}
+
+}  // namespace dlq::store
