@@ -5,16 +5,19 @@
 #   scripts/bench.sh            the default run (under 5 minutes)
 #   scripts/bench.sh --quick    smaller numbers, for a smoke test
 #   scripts/bench.sh --scale    1,000,000 pending messages: claim latency, restart, memory
+#   scripts/bench.sh --auth     dlqd CPU per request with an access token against none
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=0
 scale=0
+auth=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --scale) scale=1 ;;
-    *) echo "usage: $0 [--quick | --scale]" >&2; exit 2 ;;
+    --auth) auth=1 ;;
+    *) echo "usage: $0 [--quick | --scale | --auth]" >&2; exit 2 ;;
   esac
 done
 
@@ -51,13 +54,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_dlqd NAME DB_URL SYNCHRONOUS
+# start_dlqd NAME DB_URL SYNCHRONOUS [AUTH_JSON]
 start_dlqd() {
-  local name="$1" db="$2" sync="$3"
+  local name="$1" db="$2" sync="$3" auth_json="${4:-}"
   cat > "$work/$name.json" <<JSON
 {
   "database": { "url": "$db", "sqlite_synchronous": "$sync" },
   "log": { "level": "warn" },
+  ${auth_json}
   "queues": { "w4": { "backoff": { "initial_seconds": 0.001, "max_seconds": 0.01 } } }
 }
 JSON
@@ -114,6 +118,52 @@ throughput_suite() {
 }
 
 rss_mb() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+# cpu_ticks PID: user + system CPU time of a process, in clock ticks
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# cpu_us_per TICKS0 TICKS1 REQUESTS: microseconds of CPU per request
+cpu_us_per() { echo "scale=1; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $3" | bc; }
+median3() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+if [ "$auth" = 1 ]; then
+  # The cost of access control: dlqd's CPU per request for enqueue (W1) and for the worker's
+  # claim + succeed (W2), with a token configured and sent, against no tokens at all.
+  # Interleaved runs (none, token, none, token, ...); medians.
+  AUTH_MESSAGES="${DLQ_AUTH_MESSAGES:-40000}"; AUTH_ROUNDS="${DLQ_AUTH_ROUNDS:-3}"
+  token="bench-token-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+  hash="$(printf '%s' "$token" | "$dlqd" hash-token)"
+  auth_json='"auth": { "tokens": [ { "name": "bench", "token_sha256": "'"$hash"'", "roles": ["producer", "worker"] } ], "public_metrics": true },'
+  declare -A w1=() w2=()
+  for round in $(seq 1 "$AUTH_ROUNDS"); do
+    for mode in none token; do
+      if [ "$mode" = token ]; then
+        start_dlqd "auth_$round" "sqlite:$work/auth_${mode}_${round}.db" full "$auth_json"; args=(--token "$token")
+      else
+        start_dlqd "auth_$round" "sqlite:$work/auth_${mode}_${round}.db" full; args=()
+      fi
+      t0="$(cpu_ticks "$pid")"
+      "$bench" enqueue --port "$port" --queue a --messages "$AUTH_MESSAGES" --connections 16 "${args[@]}" >/dev/null
+      t1="$(cpu_ticks "$pid")"
+      "$bench" drain --port "$port" --queue a --connections 16 "${args[@]}" >/dev/null
+      t2="$(cpu_ticks "$pid")"
+      w1[$mode]+="$(cpu_us_per "$t0" "$t1" "$AUTH_MESSAGES") "
+      w2[$mode]+="$(cpu_us_per "$t1" "$t2" $((AUTH_MESSAGES * 2))) "
+      echo "  round $round, $mode: enqueue $(cpu_us_per "$t0" "$t1" "$AUTH_MESSAGES") us/request," \
+           "claim+succeed $(cpu_us_per "$t1" "$t2" $((AUTH_MESSAGES * 2))) us/request" >&2
+      stop_dlqd
+    done
+  done
+  report() {  # report LABEL NONE_RUNS TOKEN_RUNS
+    local none with
+    # shellcheck disable=SC2086
+    none="$(median3 $2)"; with="$(median3 $3)"
+    printf '%-22s no auth %6s us/request   token %6s us/request   token/none %s\n' "$1" \
+      "$none" "$with" "$(echo "scale=3; $with / $none" | bc)"
+  }
+  echo
+  report "enqueue (W1)" "${w1[none]}" "${w1[token]}"
+  report "claim + succeed (W2)" "${w2[none]}" "${w2[token]}"
+  exit 0
+fi
 
 if [ "$scale" = 1 ]; then
   SCALE_MESSAGES="${DLQ_SCALE_MESSAGES:-1000000}"

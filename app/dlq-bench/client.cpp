@@ -30,6 +30,7 @@ asio::awaitable<Reply> Client::request(http::verb method, std::string target, st
   co_await ensure_connected();
   http::request<http::string_body> req{method, target, 11};
   req.set(http::field::host, "127.0.0.1");
+  if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
   if (!body.empty()) {
     req.set(http::field::content_type, "application/json");
     req.body() = std::move(body);

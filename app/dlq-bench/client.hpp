@@ -25,8 +25,11 @@ class Client {
   boost::asio::awaitable<Reply> request(boost::beast::http::verb method, std::string target,
                                         std::string body = {});
   void close();
+  // Every client of this process sends `Authorization: Bearer <token>` (empty: none).
+  static void use_token(std::string token) { token_ = std::move(token); }
 
  private:
+  static inline std::string token_;
   boost::asio::awaitable<void> ensure_connected();
 
   boost::asio::ip::tcp::endpoint endpoint_;

@@ -7,6 +7,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 
+#include "client.hpp"
 #include "workloads.hpp"
 
 namespace po = boost::program_options;
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   dlq::bench::Options o;
   std::string workload, host = "127.0.0.1";
   int port = 0, producer_port = 0;
+  std::string token;
   po::options_description desc(
       "dlq-bench WORKLOAD --port N [options]\n"
       "workloads: enqueue, batch_enqueue, drain, mixed, dead_letter, healthz, wakeup,\n"
@@ -36,7 +38,8 @@ int main(int argc, char** argv) {
       ("pollers", po::value(&o.pollers)->default_value(1000), "idle_pollers: parked claims")
       ("pid", po::value(&o.pid)->default_value(0), "idle_pollers: dlqd's pid")
       ("payload-bytes", po::value(&o.payload_bytes)->default_value(100), "payload size")
-      ("expect", po::value(&o.expect), "expect: counts such as ready=100,dead=0");
+      ("expect", po::value(&o.expect), "expect: counts such as ready=100,dead=0")
+      ("token", po::value(&token), "send Authorization: Bearer TOKEN with every request");
   po::positional_options_description positional;
   positional.add("workload", 1);
   try {
@@ -57,6 +60,7 @@ int main(int argc, char** argv) {
     limit.rlim_cur = limit.rlim_max;
     setrlimit(RLIMIT_NOFILE, &limit);
   }
+  dlq::bench::Client::use_token(token);
   o.endpoint = {boost::asio::ip::make_address(host), static_cast<unsigned short>(port)};
   o.producer_endpoint = {o.endpoint.address(),
                          static_cast<unsigned short>(producer_port ? producer_port : port)};

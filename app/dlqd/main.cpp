@@ -25,7 +25,9 @@
 #include "config/database_url.hpp"
 #include "core/access.hpp"
 #include "core/leader_heartbeat.hpp"
+#include "core/desk.hpp"
 #include "core/queue_service.hpp"
+#include "core/replay_runner.hpp"
 #include "core/task_host.hpp"
 #include "http/api.hpp"
 #include "http/server.hpp"
@@ -184,9 +186,11 @@ int run(const Options& options) {
   dlq::core::QueueService service(ioc.get_executor(), store, config, clock);
   dlq::core::TaskHost tasks(ioc.get_executor(), clock);
   tasks.add(dlq::core::leader_heartbeat_task(store, store_options.leader_takeover_ms));
+  tasks.add(dlq::core::replay_runner_task(store, service));
+  dlq::core::DeadLetterDesk desk(store, service, config, &tasks);
   dlq::core::AccessControl access(config);
   std::atomic<bool> shutting_down{false};
-  dlq::http::Api api(service, tasks, access, config, shutting_down);
+  dlq::http::Api api(service, desk, tasks, access, config, shutting_down);
   dlq::http::Server server(ioc, api, config, shutting_down);
 
   std::string bound = server.listen(config.listen);

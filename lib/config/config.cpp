@@ -159,6 +159,10 @@ void visit_tail(V& v, Config& c) {
     a.boolean("public_metrics", c.auth.public_metrics);
   });
   v.object("redaction", [&c](V& r) { r.strings("fields", c.redaction.fields); });
+  v.object("batch_replay", [&c](V& b) {
+    b.number("preview_ttl_seconds", c.batch_replay.preview_ttl_seconds, 1, 86400);
+    b.number("default_rate_per_second", c.batch_replay.default_rate_per_second, 0.1, 1000);
+  });
   v.object("alerts", [&c](V& a) {
     a.string("webhook_url", c.alerts.webhook_url);
     a.number("min_interval_seconds", c.alerts.min_interval_seconds, 0, 1e7);
@@ -192,7 +196,7 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   v.named_objects("job_types", check_job_type, [&c](std::string_view name, Parser& j) {
     JobTypePolicy policy;
     j.boolean("idempotent", policy.idempotent);
-    j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 1e6);
+    j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 1000);
     c.job_types.insert_or_assign(std::string(name), policy);
   });
   visit_tail(v, c);

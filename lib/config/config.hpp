@@ -81,6 +81,10 @@ struct Config {
     std::vector<std::string> fields = {"password", "token",       "secret",
                                        "authorization", "card_number", "api_key"};
   } redaction;
+  struct BatchReplay {
+    double preview_ttl_seconds = 600;
+    double default_rate_per_second = 10;
+  } batch_replay;
   struct Alerts {
     std::string webhook_url;
     double min_interval_seconds = 300;

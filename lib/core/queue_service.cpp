@@ -32,16 +32,22 @@ void QueueService::shutdown() { scheduler_.shutdown(); }
 
 void QueueService::clock_moved() { scheduler_.clock_moved(); }
 
-void QueueService::publish_if_dead(const Message& m, TimeMs now,
-                                   std::optional<std::string_view> actor) {
-  if (m.status != Status::dead || events_.empty()) return;
+void QueueService::publish(EventKind kind, const Message& m, TimeMs at,
+                           std::optional<std::string_view> actor, ReplayMode mode) {
+  if (events_.empty()) return;
   Event e;
-  e.kind = EventKind::dead_lettered;
+  e.kind = kind;
   e.queue = m.queue;
-  e.at = m.dead_at.value_or(now);
+  e.at = at;
   e.message = &m;
+  e.mode = mode;
   e.actor = actor;
   events_.publish(e);
+}
+
+void QueueService::publish_if_dead(const Message& m, TimeMs now,
+                                   std::optional<std::string_view> actor) {
+  if (m.status == Status::dead) publish(EventKind::dead_lettered, m, m.dead_at.value_or(now), actor);
 }
 
 // ---- operations ------------------------------------------------------------------------------
@@ -171,16 +177,7 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
   auto result = co_await store_.message_update(std::move(params));
   if (result && !dry_run) {
     scheduler_.changed(*result, ctx.now);
-    if (!events_.empty()) {
-      Event e;
-      e.kind = EventKind::replayed;
-      e.queue = result->queue;
-      e.at = ctx.now;
-      e.message = &*result;
-      e.mode = ReplayMode::single;
-      e.actor = ctx.actor;
-      events_.publish(e);
-    }
+    publish(EventKind::replayed, *result, ctx.now, ctx.actor);
   }
   co_return result;
 }
@@ -237,15 +234,7 @@ awaitable<Result<Message>> QueueService::dismiss(const RequestContext& ctx, std:
     return change;
   };
   auto result = co_await update(std::move(queue), id, std::move(decide));
-  if (result && !events_.empty()) {
-    Event e;
-    e.kind = EventKind::dismissed;
-    e.queue = result->queue;
-    e.at = ctx.now;
-    e.message = &*result;
-    e.actor = ctx.actor;
-    events_.publish(e);
-  }
+  if (result) publish(EventKind::dismissed, *result, ctx.now, ctx.actor);
   co_return result;
 }
 
@@ -301,14 +290,7 @@ awaitable<std::vector<Message>> QueueService::reap_expired(TimeMs now) {
       log::info("lease expired", {{"queue", m.queue},
                                   {"id", std::to_string(m.id)},
                                   {"status", std::string(to_string(m.status))}});
-      if (!events_.empty()) {
-        Event e;
-        e.kind = EventKind::lease_expired;
-        e.queue = m.queue;
-        e.at = now;
-        e.message = &m;
-        events_.publish(e);
-      }
+      publish(EventKind::lease_expired, m, now, std::nullopt);
       publish_if_dead(m, now, std::nullopt);
     }
     bool more = static_cast<int>(reaped.size()) >= kReapBatch;

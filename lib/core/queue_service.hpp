@@ -92,6 +92,12 @@ class QueueService {
                                                   std::optional<std::string> queue);
   awaitable<bool> ready();
 
+  // For changes made outside these operations (a batch replay run): wake claimers or arm the
+  // due timer as the message's new state asks, and tell event subscribers.
+  void after_change(const Message& m, TimeMs now) { scheduler_.changed(m, now); }
+  void publish(EventKind kind, const Message& m, TimeMs at,
+               std::optional<std::string_view> actor, ReplayMode mode = ReplayMode::single);
+
   const Config& config() const { return config_; }
   std::size_t waiting_claimers() const { return scheduler_.waiting(); }
   store::WriteStats write_stats() const { return store_.write_stats(); }

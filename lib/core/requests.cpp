@@ -1,6 +1,8 @@
 // Request decoding and validation, field by field in the documented order.
 #include "core/requests.hpp"
 
+#include "core/field_reader.hpp"
+
 #include <algorithm>
 
 #include <boost/json/value.hpp>
@@ -22,110 +24,19 @@ constexpr std::size_t kMaxIdempotencyKeyBytes = 256;
 constexpr long long kMaxDelaySeconds = 365LL * 86400;
 constexpr std::size_t kMaxJobTypesFilter = 100;
 
-// Reads typed members out of one JSON object, recording a FieldError for each problem.
-class FieldReader {
- public:
-  FieldReader(const json::object& body, FieldErrors& errors, const std::string& prefix)
-      : body_(body), errors_(errors), prefix_(prefix) {}
-
-  const json::value* get(std::string_view key) const {
-    const json::value* v = body_.if_contains(key);
-    return v;
+std::optional<TimeMs> delay_or_run_at(FieldReader& r, std::optional<TimeMs>& run_at) {
+  auto delay = r.integer("delay_seconds", 0, kMaxDelaySeconds);
+  run_at = r.timestamp("run_at");
+  if (run_at && r.get("delay_seconds")) {
+    r.add("run_at", "give either delay_seconds or run_at, not both", "invalid");
+    run_at.reset();
   }
+  if (delay) return *delay * kMillisPerSecond;
+  return std::nullopt;
+}
 
-  void add(std::string_view key, std::string message, std::string code) {
-    errors_.push_back({prefix_ + std::string(key), std::move(message), std::move(code)});
-  }
 
-  // A string member. `required`: absent is an error. NUL bytes are refused (identity fields).
-  std::optional<std::string> string(std::string_view key, std::size_t max_bytes, bool required,
-                                    bool allow_empty = true) {
-    const json::value* v = get(key);
-    if (!v) {
-      if (required) add(key, std::string(key) + " is required", "required");
-      return std::nullopt;
-    }
-    if (!v->is_string()) {
-      add(key, std::string(key) + " must be a string", "invalid");
-      return std::nullopt;
-    }
-    std::string_view s = v->get_string();
-    if (!allow_empty && s.empty()) {
-      add(key, std::string(key) + " must not be empty", "invalid");
-      return std::nullopt;
-    }
-    if (s.size() > max_bytes) {
-      add(key, std::string(key) + " must be at most " + std::to_string(max_bytes) + " bytes",
-          "too_long");
-      return std::nullopt;
-    }
-    if (s.find('\0') != std::string_view::npos) {
-      add(key, std::string(key) + " must not contain NUL characters", "invalid");
-      return std::nullopt;
-    }
-    return std::string(s);
-  }
-
-  // Free text (errors, stacks, reasons): NUL bytes are replaced instead of refused.
-  std::optional<std::string> text(std::string_view key, std::size_t max_bytes) {
-    const json::value* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_string()) {
-      add(key, std::string(key) + " must be a string", "invalid");
-      return std::nullopt;
-    }
-    if (v->get_string().size() > max_bytes) {
-      add(key, std::string(key) + " must be at most " + std::to_string(max_bytes) + " bytes",
-          "too_long");
-      return std::nullopt;
-    }
-    return sanitize_text(v->get_string());
-  }
-
-  // A JSON integer in [min, max]; strings, floats, null and booleans are invalid.
-  std::optional<long long> integer(std::string_view key, long long min, long long max) {
-    const json::value* v = get(key);
-    if (!v) return std::nullopt;
-    std::string range = std::string(key) + " must be an integer between " + std::to_string(min) +
-                        " and " + std::to_string(max);
-    if (!v->is_int64() && !v->is_uint64()) {
-      add(key, range, "invalid");
-      return std::nullopt;
-    }
-    if (v->is_uint64() || v->get_int64() < min || v->get_int64() > max) {
-      add(key, range, "invalid");
-      return std::nullopt;
-    }
-    return v->get_int64();
-  }
-
-  std::optional<bool> boolean(std::string_view key) {
-    const json::value* v = get(key);
-    if (!v) return std::nullopt;
-    if (!v->is_bool()) {
-      add(key, std::string(key) + " must be true or false", "invalid");
-      return std::nullopt;
-    }
-    return v->get_bool();
-  }
-
-  std::optional<TimeMs> timestamp(std::string_view key) {
-    const json::value* v = get(key);
-    if (!v) return std::nullopt;
-    std::optional<TimeMs> t;
-    if (v->is_string()) t = parse_timestamp(v->get_string());
-    if (!t) {
-      add(key, std::string(key) + " must be an RFC 3339 timestamp", "invalid");
-      return std::nullopt;
-    }
-    return t;
-  }
-
- private:
-  const json::object& body_;
-  FieldErrors& errors_;
-  const std::string& prefix_;
-};
+}  // namespace
 
 // Query parameters are plain digits (leading zeros allowed) within [min, max].
 std::optional<long long> query_integer(const QueryParams& query, std::string_view key,
@@ -154,21 +65,6 @@ std::optional<long long> query_integer(const QueryParams& query, std::string_vie
   }
   return v;
 }
-
-std::optional<TimeMs> delay_or_run_at(FieldReader& r, std::optional<TimeMs>& run_at) {
-  auto delay = r.integer("delay_seconds", 0, kMaxDelaySeconds);
-  run_at = r.timestamp("run_at");
-  if (run_at && r.get("delay_seconds")) {
-    r.add("run_at", "give either delay_seconds or run_at, not both", "invalid");
-    run_at.reset();
-  }
-  if (delay) return *delay * kMillisPerSecond;
-  return std::nullopt;
-}
-
-const std::string kNoPrefix;
-
-}  // namespace
 
 const std::string* query_value(const QueryParams& q, std::string_view key) {
   for (const auto& [k, v] : q) {
@@ -291,7 +187,7 @@ FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out) {
 
 FieldErrors decode_claim(const json::object& body, const QueryParams& query, ClaimRequest& out) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   std::optional<long long> wait;
   if (r.get("wait_seconds")) {
     wait = r.integer("wait_seconds", 0, 60);
@@ -329,14 +225,14 @@ FieldErrors decode_claim(const json::object& body, const QueryParams& query, Cla
 
 FieldErrors decode_succeed(const json::object& body, std::optional<std::string>& lease_id) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   lease_id = r.string("lease_id", kMaxLeaseIdBytes, false);
   return errors;
 }
 
 FieldErrors decode_fail(const json::object& body, FailInput& out) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   // FT72: a missing or non-string error is stored as "unspecified error"; long ones are cut.
   if (const json::value* e = r.get("error"); e && e->is_string()) {
     out.error = sanitize_text(truncate_utf8(e->get_string(), kMaxErrorBytes));
@@ -366,7 +262,7 @@ FieldErrors decode_fail(const json::object& body, FailInput& out) {
 
 FieldErrors decode_replay(const json::object& body, const Config& config, ReplayRequest& out) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   out.input.reason = r.text("reason", kMaxReasonBytes);
   out.input.payload = r.string("payload", static_cast<std::size_t>(config.limits.max_payload_bytes),
                                false, false);
@@ -378,7 +274,7 @@ FieldErrors decode_replay(const json::object& body, const Config& config, Replay
 
 FieldErrors decode_extend(const json::object& body, ExtendRequest& out) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   out.lease_id = r.string("lease_id", kMaxLeaseIdBytes, true).value_or("");
   if (auto s = r.integer("seconds", 1, 43200)) out.duration_ms = *s * kMillisPerSecond;
   out.checkpoint = r.string("checkpoint", kMaxCheckpointBytes, false);
@@ -387,7 +283,7 @@ FieldErrors decode_extend(const json::object& body, ExtendRequest& out) {
 
 FieldErrors decode_release(const json::object& body, ReleaseRequest& out) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   out.lease_id = r.string("lease_id", kMaxLeaseIdBytes, true).value_or("");
   out.delay_ms = r.integer("delay_seconds", 0, kMaxDelaySeconds).value_or(0) * kMillisPerSecond;
   return errors;
@@ -395,7 +291,7 @@ FieldErrors decode_release(const json::object& body, ReleaseRequest& out) {
 
 FieldErrors decode_dismiss(const json::object& body, std::optional<std::string>& reason) {
   FieldErrors errors;
-  FieldReader r(body, errors, kNoPrefix);
+  FieldReader r(body, errors);
   reason = r.text("reason", kMaxReasonBytes);
   return errors;
 }

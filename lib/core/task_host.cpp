@@ -129,13 +129,13 @@ std::vector<TaskStats> TaskHost::stats() const {
 // One task's life: wait until it is due (and, if leader-only, this node leads), run the body,
 // schedule the next run: its interval after a success, a growing delay after a failure.
 asio::awaitable<void> TaskHost::loop(Task& t) {
-  TaskContext context(*this);
   t.next_run = clock_.now() + t.spec.first_delay_ms;
   while (!stopping_) {
     const bool eligible = t.spec.scope == TaskScope::every_node || leader_;
     TimeMs now = clock_.now();
     if (eligible && (t.poked || now >= t.next_run)) {
       t.poked = false;
+      TaskContext context(*this);
       std::string error;
       try {
         co_await t.spec.body(context);
@@ -148,7 +148,8 @@ asio::awaitable<void> TaskHost::loop(Task& t) {
       ++t.runs;
       if (error.empty()) {
         t.failures_in_row = 0;
-        t.next_run = clock_.now() + t.spec.interval_ms;
+        t.next_run = clock_.now() + std::min(t.spec.interval_ms,
+                                             context.again_in().value_or(t.spec.interval_ms));
         continue;
       }
       ++t.failures;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,13 @@ class TaskContext {
   bool leading() const;
   // True once the host is stopping: finish the current unit and return.
   bool stopping() const;
+  // Asks for the next run sooner than the interval (a paced task with work due in `ms`).
+  void run_again_in(TimeMs ms) const { again_in_ = ms; }
+  std::optional<TimeMs> again_in() const { return again_in_; }
 
  private:
   const TaskHost& host_;
+  mutable std::optional<TimeMs> again_in_;
 };
 
 struct TaskSpec {

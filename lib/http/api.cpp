@@ -11,10 +11,11 @@ namespace json = boost::json;
 using boost::asio::awaitable;
 using namespace support;
 
-Api::Api(core::QueueService& service, const core::TaskHost& tasks,
+Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, const core::TaskHost& tasks,
          const core::AccessControl& access, const Config& config,
          const std::atomic<bool>& shutting_down)
     : service_(service),
+      desk_(desk),
       tasks_(tasks),
       access_(access),
       config_(config),
@@ -39,6 +40,14 @@ Api::Api(core::QueueService& service, const core::TaskHost& tasks,
   router_.add("GET", "/queues/{queue}/messages/{id}/attempts", reader, bind(&Api::attempts));
   router_.add("GET", "/queues", reader, bind(&Api::queues));
   router_.add("GET", "/queues/{queue}/stats", reader, bind(&Api::queue_stats));
+  router_.add("GET", "/dlq", reader, bind(&Api::dead_letters));
+  router_.add("POST", "/dlq/replay", admin, bind(&Api::dlq_replay));
+  router_.add("POST", "/dlq/dismiss", admin, bind(&Api::dlq_dismiss));
+  router_.add("GET", "/dlq/replays", reader, bind(&Api::replay_runs));
+  router_.add("GET", "/dlq/replays/{id}", reader, bind(&Api::replay_run));
+  router_.add("POST", "/dlq/replays/{id}/pause", admin, bind(&Api::pause_run));
+  router_.add("POST", "/dlq/replays/{id}/resume", admin, bind(&Api::resume_run));
+  router_.add("POST", "/dlq/replays/{id}/cancel", admin, bind(&Api::cancel_run));
   router_.add("GET", "/audit", admin, bind(&Api::audit));
   router_.add("GET", "/metrics", reader_unless_public_metrics, bind(&Api::metrics));
   router_.add("GET", "/healthz", open, bind(&Api::healthz));

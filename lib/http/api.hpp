@@ -8,6 +8,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "core/access.hpp"
+#include "core/desk.hpp"
 #include "core/queue_service.hpp"
 #include "core/task_host.hpp"
 #include "http/json_codec.hpp"
@@ -18,8 +19,9 @@ namespace dlq::http {
 
 class Api {
  public:
-  Api(core::QueueService& service, const core::TaskHost& tasks, const core::AccessControl& access,
-      const Config& config, const std::atomic<bool>& shutting_down);
+  Api(core::QueueService& service, core::DeadLetterDesk& desk, const core::TaskHost& tasks,
+      const core::AccessControl& access, const Config& config,
+      const std::atomic<bool>& shutting_down);
 
   // Never throws: every outcome, including faults, is a Response. Sets req.actor once access
   // is granted.
@@ -46,10 +48,21 @@ class Api {
   R metrics(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
   R audit(const Request& req, const RouteMatch& m);
+  R dead_letters(const Request& req, const RouteMatch& m);
+  R dlq_replay(const Request& req, const RouteMatch& m);
+  R dlq_dismiss(const Request& req, const RouteMatch& m);
+  R replay_runs(const Request& req, const RouteMatch& m);
+  R replay_run(const Request& req, const RouteMatch& m);
+  R pause_run(const Request& req, const RouteMatch& m);
+  R resume_run(const Request& req, const RouteMatch& m);
+  R cancel_run(const Request& req, const RouteMatch& m);
+  R change_run(const Request& req, const RouteMatch& m, core::RunAction action);
+  Response preview_answer(const core::BatchPreviewView& p) const;
 
   Response answer(const Request& req, const Result<Message>& result, Audience audience) const;
 
   core::QueueService& service_;
+  core::DeadLetterDesk& desk_;
   const core::TaskHost& tasks_;
   const core::AccessControl& access_;
   const Config& config_;

@@ -26,6 +26,7 @@ Mapping mapping_for(Errc code) {
       return {409, "idempotency-conflict", "Idempotency key in flight"};
     case Errc::preview_stale: return {409, "preview-stale", "Preview is stale"};
     case Errc::validation_failed: return {422, "validation-failed", "Validation failed"};
+    case Errc::replay_not_found: return {404, "replay-not-found", "Replay run not found"};
   }
   return {500, "internal-error", "Internal server error"};
 }

@@ -23,6 +23,7 @@ enum class Errc {
   idempotency_conflict,
   preview_stale,
   validation_failed,
+  replay_not_found,
 };
 
 // One invalid input field. `code` is machine-readable (docs/api-decisions.md lists them).

@@ -110,6 +110,10 @@ std::string claim_sql(const std::string& job_filter) {
 Dialect make_sqlite() {
   Dialect d = common(Dialect::Kind::sqlite);
   d.begin_write = "BEGIN IMMEDIATE";
+  d.id_in_json_list = "id IN (SELECT value FROM json_each(:ids))";
+  d.insert_run_items =
+      "INSERT INTO replay_run_items (run_id, seq, message_id) "
+      "SELECT :run_id, key, value FROM json_each(:ids)";
   d.select_message_locked = d.select_message;  // one writer: the write transaction is the lock
   d.claim_select = claimable(kCols, "job_type IN (SELECT value FROM json_each(:jobs))");
   d.claim_mark =
@@ -136,6 +140,12 @@ Dialect make_postgres() {
       "CAST(item->>'priority' AS BIGINT), item->>'job_type', :life_started_at, :status_at "
       "FROM json_array_elements(CAST(:items AS json)) WITH ORDINALITY AS t(item, ord) "
       "ORDER BY ord RETURNING id";
+  d.id_in_json_list =
+      "id IN (SELECT CAST(value AS BIGINT) FROM json_array_elements_text(CAST(:ids AS json)))";
+  d.insert_run_items =
+      "INSERT INTO replay_run_items (run_id, seq, message_id) "
+      "SELECT :run_id, ord - 1, CAST(value AS BIGINT) "
+      "FROM json_array_elements_text(CAST(:ids AS json)) WITH ORDINALITY AS t(value, ord)";
   d.select_message_locked = d.select_message + " FOR UPDATE";
   d.claim = claim_sql("job_type IN (SELECT jsonb_array_elements_text(CAST(:jobs AS jsonb)))");
   d.reap_select = "SELECT " + kCols + " FROM messages WHERE status = 'processing' "

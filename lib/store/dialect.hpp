@@ -42,6 +42,10 @@ struct Dialect {
   // Named binds (:node, :now, :renewed, :stale_before), bound by name where they run.
   std::string leadership_renew;
   std::string leadership_select;
+  // The dead-letter desk. A WHERE condition "id is in the JSON array :ids"; and the items of a
+  // replay run from a JSON array of ids (:run_id, :ids), seq counting from 0.
+  std::string id_in_json_list;
+  std::string insert_run_items;
 };
 
 const Dialect& sqlite_dialect();

@@ -33,6 +33,17 @@ class Operations {
   // The audit writer: appends one entry inside the caller's (the change's) transaction.
   void append_audit(const AuditEntry& entry);
   std::vector<AuditEntry> audit_list(const AuditQuery& q);
+
+  // The dead-letter desk (desk.cpp).
+  std::vector<Message> dead_list(const DeadListParams& p);
+  DeadMatch dead_match(const DeadMatchParams& p);
+  void preview_save(const BatchPreview& p);
+  Result<Confirmed> confirm(const ConfirmParams& p);
+  DismissBatch dismiss_batch(const DismissBatchParams& p);
+  std::optional<ReplayRun> run_find(long long id);
+  std::vector<ReplayRun> runs_list(const RunListParams& p);
+  RunStep run_step(const RunStepParams& p);
+  Result<ReplayRun> run_change(const RunChangeParams& p);
   Schedule schedule(TimeMs now);
   std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
   // The database answers and carries every migration this build knows.
@@ -63,6 +74,15 @@ class Operations {
   void append_history(const std::vector<AttemptRecord>& history);
 
   void note_due(const Message& m);
+
+  // The dead messages a filter matches, with their job types, in the action's order.
+  std::vector<std::pair<MessageId, std::optional<std::string>>> dead_ids(const DeadFilter& f,
+                                                                         bool dead_at_order);
+  std::optional<std::string> queue_of(MessageId id);
+  // A run as stored; `lock`: FOR UPDATE on PostgreSQL (the writer's transaction on SQLite).
+  std::optional<ReplayRun> run_row(long long id, bool lock);
+  // Fills succeeded / dead_again / pending from the run's replayed messages as they are now.
+  void count_outcomes(ReplayRun& run);
 
   Connection& c_;
   std::string node_;

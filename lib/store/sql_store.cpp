@@ -177,6 +177,47 @@ awaitable<std::vector<AuditEntry>> SqlStore::audit_list(AuditQuery p) {
       [p = std::move(p)](Operations& ops) { return ops.audit_list(p); });
 }
 
+awaitable<std::vector<Message>> SqlStore::messages_dead(DeadListParams p) {
+  return read<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.dead_list(p); });
+}
+
+awaitable<DeadMatch> SqlStore::dead_match(DeadMatchParams p) {
+  return read<DeadMatch>([p = std::move(p)](Operations& ops) { return ops.dead_match(p); });
+}
+
+// Not a coroutine: GCC 12 mishandles a lambda temporary holding strings inside a co_await
+// expression (the job received a bitwise copy of the frame's strings; valgrind showed the free).
+awaitable<bool> SqlStore::batch_preview_save(BatchPreview p) {
+  return write<bool>([p = std::move(p)](Operations& ops) {
+    ops.preview_save(p);
+    return true;
+  });
+}
+
+awaitable<Result<Confirmed>> SqlStore::batch_confirm(ConfirmParams p) {
+  return write<Result<Confirmed>>([p = std::move(p)](Operations& ops) { return ops.confirm(p); });
+}
+
+awaitable<DismissBatch> SqlStore::messages_dismiss_batch(DismissBatchParams p) {
+  return write<DismissBatch>([p = std::move(p)](Operations& ops) { return ops.dismiss_batch(p); });
+}
+
+awaitable<std::optional<ReplayRun>> SqlStore::replay_run_find(long long id) {
+  return read<std::optional<ReplayRun>>([id](Operations& ops) { return ops.run_find(id); });
+}
+
+awaitable<std::vector<ReplayRun>> SqlStore::replay_runs_list(RunListParams p) {
+  return read<std::vector<ReplayRun>>([p](Operations& ops) { return ops.runs_list(p); });
+}
+
+awaitable<RunStep> SqlStore::replay_run_step(RunStepParams p) {
+  return write<RunStep>([p = std::move(p)](Operations& ops) { return ops.run_step(p); });
+}
+
+awaitable<Result<ReplayRun>> SqlStore::replay_run_change(RunChangeParams p) {
+  return write<Result<ReplayRun>>([p = std::move(p)](Operations& ops) { return ops.run_change(p); });
+}
+
 void SqlStore::campaign(LeadershipCallback callback) {
   if (options_.target.backend != DatabaseTarget::Backend::postgresql) {
     callback(true);  // one process owns the SQLite file

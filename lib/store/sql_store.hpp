@@ -50,6 +50,15 @@ class SqlStore final : public Store {
   awaitable<bool> ping() override;
   void subscribe_changes(ChangeCallback callback) override;
   awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) override;
+  awaitable<std::vector<Message>> messages_dead(DeadListParams p) override;
+  awaitable<DeadMatch> dead_match(DeadMatchParams p) override;
+  awaitable<bool> batch_preview_save(BatchPreview p) override;
+  awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) override;
+  awaitable<DismissBatch> messages_dismiss_batch(DismissBatchParams p) override;
+  awaitable<std::optional<ReplayRun>> replay_run_find(long long id) override;
+  awaitable<std::vector<ReplayRun>> replay_runs_list(RunListParams p) override;
+  awaitable<RunStep> replay_run_step(RunStepParams p) override;
+  awaitable<Result<ReplayRun>> replay_run_change(RunChangeParams p) override;
   void campaign(LeadershipCallback callback) override;
   awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;
   const std::string& node_id() const override { return node_; }

@@ -13,6 +13,8 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "model/audit.hpp"
+#include "store/change.hpp"
+#include "store/desk.hpp"
 #include "model/error.hpp"
 #include "model/message.hpp"
 
@@ -57,22 +59,6 @@ struct ClaimParams {
   std::optional<std::string> worker;
   std::vector<std::string> job_types;  // empty: any
 };
-
-// Facts about other rows that a transition may need, loaded in the same transaction.
-struct Related {
-  // Statuses of the other messages of this queue that share the message's idempotency key.
-  std::vector<Status> key_holders;
-};
-
-// The outcome of a read-modify-write: the message as it must become, plus history to append,
-// plus the audit entry an operator's action writes — all in the transaction of the change.
-struct Change {
-  Message next;
-  std::vector<AttemptRecord> history;
-  std::optional<AuditEntry> audit;
-};
-
-using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;
 
 struct UpdateParams {
   std::string queue;
@@ -184,6 +170,18 @@ class Store {
 
   // Up to p.limit audit entries, newest first.
   virtual awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) = 0;
+
+  // The dead-letter desk (desk.hpp).
+  // Dead messages matching the filter, in id order after `after_id`, at most `limit`.
+  virtual awaitable<std::vector<Message>> messages_dead(DeadListParams p) = 0;
+  virtual awaitable<DeadMatch> dead_match(DeadMatchParams p) = 0;
+  virtual awaitable<bool> batch_preview_save(BatchPreview p) = 0;  // true once saved
+  virtual awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) = 0;
+  virtual awaitable<DismissBatch> messages_dismiss_batch(DismissBatchParams p) = 0;
+  virtual awaitable<std::optional<ReplayRun>> replay_run_find(long long id) = 0;
+  virtual awaitable<std::vector<ReplayRun>> replay_runs_list(RunListParams p) = 0;
+  virtual awaitable<RunStep> replay_run_step(RunStepParams p) = 0;
+  virtual awaitable<Result<ReplayRun>> replay_run_change(RunChangeParams p) = 0;
 
   // Campaigns for the leadership of this database and reports every change to `callback` until
   // close(). SQLite: this process owns the file and leads at once. PostgreSQL: a session-level

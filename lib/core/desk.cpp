@@ -1,0 +1,303 @@
+// The dead-letter desk: previews, confirmations bound to them, runs and batch dismissal.
+#include "core/desk.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <boost/json.hpp>
+
+#include "core/access.hpp"
+#include "core/lease_tokens.hpp"
+#include "core/task_host.hpp"
+#include "core/transitions.hpp"
+
+namespace dlq::core {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kDismissBatch = 1000;
+
+// What makes a confirmation stale: one message more or less, or another order.
+std::string ids_digest(const std::vector<MessageId>& ids) {
+  std::string text;
+  text.reserve(ids.size() * 8);
+  for (auto id : ids) {
+    text += std::to_string(id);
+    text += ',';
+  }
+  return sha256_hex(text);
+}
+
+Error stale(std::string why) { return Error(Errc::preview_stale, std::move(why)); }
+
+// The checks every confirmation makes against its stored preview.
+std::optional<Error> check_preview(const store::ConfirmFacts& facts, const std::string& filter,
+                                   TimeMs now) {
+  if (!facts.preview) return stale("the confirm token is unknown or was already used");
+  const auto& p = *facts.preview;
+  if (p.expires_at < now) return stale("the preview expired; preview again");
+  if (p.filter != filter) return stale("the filter differs from the preview's");
+  if (static_cast<long long>(facts.ids_now.size()) != p.matched ||
+      ids_digest(facts.ids_now) != p.ids_sha256) {
+    return stale("the filter now matches other messages than the preview did; preview again");
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> non_idempotent(const Config& config,
+                                        const std::vector<std::string>& job_types) {
+  std::vector<std::string> out;
+  for (const auto& t : job_types) {
+    auto it = config.job_types.find(t);
+    if (it != config.job_types.end() && !it->second.idempotent) out.push_back(t);
+  }
+  return out;
+}
+
+// The slowest replay_rate_per_second among the job types (0: none caps the rate).
+double rate_cap(const Config& config, const std::vector<std::string>& job_types) {
+  double cap = 0;
+  for (const auto& t : job_types) {
+    auto it = config.job_types.find(t);
+    if (it == config.job_types.end() || it->second.replay_rate_per_second <= 0) continue;
+    double r = it->second.replay_rate_per_second;
+    cap = cap == 0 ? r : std::min(cap, r);
+  }
+  return cap;
+}
+
+AuditEntry run_audit(const store::ReplayRun& before, const store::ReplayRun& after,
+                     const std::string& action, const RequestContext& ctx) {
+  AuditEntry e;
+  e.at = ctx.now;
+  e.actor = ctx.actor;
+  e.action = action;
+  e.filter = before.filter;
+  json::object d{{"replay_id", before.id},
+                 {"status_before", before.status},
+                 {"status", after.status},
+                 {"replayed", before.replayed},
+                 {"skipped", before.skipped}};
+  e.details = json::serialize(d);
+  return e;
+}
+
+}  // namespace
+
+json::value json_number(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return static_cast<std::int64_t>(v);
+  return v;
+}
+
+std::string canonical_filter(const store::DeadFilter& f) {
+  json::object o;
+  if (f.queue) o["queue"] = *f.queue;
+  if (f.job_type) o["job_type"] = *f.job_type;
+  if (f.error_class) o["error_class"] = to_string(*f.error_class);
+  if (f.dead_reason) o["dead_reason"] = to_string(*f.dead_reason);
+  if (f.since) o["since"] = format_rfc3339(*f.since);
+  if (f.until) o["until"] = format_rfc3339(*f.until);
+  if (!f.ids.empty()) {
+    json::array ids;
+    for (auto id : f.ids) ids.emplace_back(id);
+    o["ids"] = std::move(ids);
+  }
+  return json::serialize(o);
+}
+
+DeadLetterDesk::DeadLetterDesk(store::Store& store, QueueService& service, const Config& config,
+                               TaskHost* tasks)
+    : store_(store), service_(service), config_(config), tasks_(tasks) {}
+
+awaitable<std::vector<Message>> DeadLetterDesk::list(const RequestContext&,
+                                                     store::DeadListParams params) {
+  co_return co_await store_.messages_dead(std::move(params));
+}
+
+awaitable<BatchPreviewView> DeadLetterDesk::preview(const RequestContext& ctx, std::string kind,
+                                                    store::DeadFilter filter) {
+  store::DeadMatchParams params;
+  params.filter = filter;
+  params.sample = 5;
+  auto match = co_await store_.dead_match(std::move(params));
+
+  BatchPreviewView view;
+  view.matched = static_cast<long long>(match.ids.size());
+  view.by_job_type = std::move(match.by_job_type);
+  view.sample = std::move(match.sample);
+  view.confirm_token = new_lease_token();  // 128 bits from the kernel's CSPRNG
+  view.expires_at = ctx.now + seconds_to_ms(config_.batch_replay.preview_ttl_seconds);
+
+  store::BatchPreview stored;
+  stored.token_sha256 = sha256_hex(view.confirm_token);
+  stored.kind = kind;
+  stored.filter = canonical_filter(filter);
+  stored.matched = view.matched;
+  stored.ids_sha256 = ids_digest(match.ids);
+  for (const auto& [job_type, count] : view.by_job_type) {
+    if (job_type) stored.job_types.push_back(*job_type);
+  }
+  if (kind == "replay") view.needs_acknowledgement = non_idempotent(config_, stored.job_types);
+  stored.created_at = ctx.now;
+  stored.expires_at = view.expires_at;
+  co_await store_.batch_preview_save(std::move(stored));
+  co_return view;
+}
+
+awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const RequestContext& ctx,
+                                                                   ReplayConfirmation in) {
+  const std::string filter = canonical_filter(in.filter);
+  store::ConfirmParams params;
+  params.token_sha256 = sha256_hex(in.confirm_token);
+  params.kind = "replay";
+  params.filter = in.filter;
+  params.dead_at_order = in.keep_order;
+  params.decide = [&](const store::ConfirmFacts& facts) -> Result<store::ConfirmPlan> {
+    if (auto problem = check_preview(facts, filter, ctx.now)) return *problem;
+    const auto& job_types = facts.preview->job_types;
+    if (!non_idempotent(config_, job_types).empty() && !in.acknowledge_side_effects) {
+      return Error::validation({{"acknowledge_side_effects",
+                                 "the matched job types include ones configured idempotent: "
+                                 "false; replaying them may repeat side effects: send "
+                                 "acknowledge_side_effects: true",
+                                 "required"}});
+    }
+    double rate = in.rate_per_second.value_or(config_.batch_replay.default_rate_per_second);
+    if (double cap = rate_cap(config_, job_types); cap > 0) rate = std::min(rate, cap);
+
+    store::ReplayRun run;
+    run.status = "scheduled";
+    run.filter = filter;
+    run.actor = ctx.actor;
+    run.reason = in.reason;
+    run.created_at = ctx.now;
+    run.start_at = ctx.now + in.delay_ms;
+    run.delay_seconds = static_cast<double>(in.delay_ms) / 1000.0;
+    run.rate_per_second = rate;
+    run.keep_order = in.keep_order;
+    run.paced_from = run.start_at;
+    run.updated_at = ctx.now;
+
+    AuditEntry audit;
+    audit.at = ctx.now;
+    audit.actor = ctx.actor;
+    audit.action = "batch_replay";
+    audit.filter = filter;
+    audit.reason = in.reason;
+    audit.details = json::serialize(json::object{
+        {"matched", static_cast<long long>(facts.ids_now.size())},
+        {"rate_per_second", json_number(rate)},
+        {"delay_seconds", json_number(run.delay_seconds)},
+        {"keep_order", in.keep_order},
+        {"acknowledge_side_effects", in.acknowledge_side_effects}});
+    return store::ConfirmPlan{std::move(run), std::move(audit)};
+  };
+  auto confirmed = co_await store_.batch_confirm(std::move(params));
+  if (!confirmed) co_return confirmed.error();
+  if (tasks_) tasks_->run_now("replay-runs");
+  co_return std::move(*confirmed->run);
+}
+
+awaitable<Result<DismissOutcome>> DeadLetterDesk::confirm_dismiss(const RequestContext& ctx,
+                                                                  DismissConfirmation in) {
+  const std::string filter = canonical_filter(in.filter);
+  store::ConfirmParams params;
+  params.token_sha256 = sha256_hex(in.confirm_token);
+  params.kind = "dismiss";
+  params.filter = in.filter;
+  params.decide = [&](const store::ConfirmFacts& facts) -> Result<store::ConfirmPlan> {
+    if (auto problem = check_preview(facts, filter, ctx.now)) return *problem;
+    return store::ConfirmPlan{};  // each batch below writes its own audit entry
+  };
+  auto confirmed = co_await store_.batch_confirm(std::move(params));
+  if (!confirmed) co_return confirmed.error();
+
+  // One transaction per batch of at most 1,000: each message's history and the batch's audit
+  // entry commit with it.
+  DismissOutcome out;
+  const auto& ids = confirmed->ids;
+  for (std::size_t from = 0; from < ids.size(); from += kDismissBatch) {
+    store::DismissBatchParams batch;
+    batch.ids.assign(ids.begin() + static_cast<std::ptrdiff_t>(from),
+                     ids.begin() + static_cast<std::ptrdiff_t>(std::min(ids.size(), from + kDismissBatch)));
+    batch.decide = [reason = in.reason, actor = ctx.actor, now = ctx.now](
+                       const Message& m, const store::Related&) {
+      return dismiss(m, reason, actor, now);
+    };
+    batch.audit = [&ctx, &filter, &in](const std::vector<MessageId>& dismissed, long long skipped) {
+      AuditEntry e;
+      e.at = ctx.now;
+      e.actor = ctx.actor;
+      e.action = "dismiss";
+      e.message_ids = dismissed;
+      e.filter = filter;
+      e.reason = in.reason;
+      e.details = json::serialize(json::object{
+          {"status", "dismissed"},
+          {"dismissed", static_cast<long long>(dismissed.size())},
+          {"skipped", skipped}});
+      return e;
+    };
+    auto done = co_await store_.messages_dismiss_batch(std::move(batch));
+    out.dismissed += done.dismissed;
+    out.skipped += done.skipped;
+    for (const auto& m : done.messages) service_.publish(EventKind::dismissed, m, ctx.now, ctx.actor);
+  }
+  co_return out;
+}
+
+awaitable<Result<store::ReplayRun>> DeadLetterDesk::run(const RequestContext&, long long id) {
+  auto found = co_await store_.replay_run_find(id);
+  if (!found) co_return Error(Errc::replay_not_found, "replay run not found");
+  co_return std::move(*found);
+}
+
+awaitable<std::vector<store::ReplayRun>> DeadLetterDesk::runs(const RequestContext&, int limit,
+                                                              std::optional<long long> before_id) {
+  store::RunListParams params;
+  params.limit = limit;
+  params.before_id = before_id;
+  co_return co_await store_.replay_runs_list(std::move(params));
+}
+
+awaitable<Result<store::ReplayRun>> DeadLetterDesk::change_run(const RequestContext& ctx,
+                                                               long long id, RunAction action) {
+  store::RunChangeParams params;
+  params.run_id = id;
+  params.decide = [&](const store::ReplayRun& run)
+      -> Result<std::pair<store::ReplayRun, AuditEntry>> {
+    store::ReplayRun next = run;
+    next.updated_at = ctx.now;
+    const bool live = run.status == "scheduled" || run.status == "running";
+    std::string audit_action;
+    switch (action) {
+      case RunAction::pause:
+        if (!live) return Error(Errc::invalid_state, "only scheduled or running runs can be paused");
+        next.status = "paused";
+        audit_action = "batch_replay_pause";
+        break;
+      case RunAction::resume:
+        if (run.status != "paused") return Error(Errc::invalid_state, "only paused runs can be resumed");
+        next.status = run.start_at > ctx.now ? "scheduled" : "running";
+        // Pacing starts afresh: no burst to catch up on the paused time.
+        next.paced_from = std::max(run.start_at, ctx.now);
+        next.paced_count = 0;
+        audit_action = "batch_replay_resume";
+        break;
+      case RunAction::cancel:
+        if (!live && run.status != "paused") {
+          return Error(Errc::invalid_state, "only scheduled, running or paused runs can be cancelled");
+        }
+        next.status = "cancelled";
+        audit_action = "batch_replay_cancel";
+        break;
+    }
+    return std::pair{next, run_audit(run, next, audit_action, ctx)};
+  };
+  auto changed = co_await store_.replay_run_change(std::move(params));
+  if (changed && action == RunAction::resume && tasks_) tasks_->run_now("replay-runs");
+  co_return changed;
+}
+
+}  // namespace dlq::core

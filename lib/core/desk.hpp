@@ -1,0 +1,95 @@
+// The dead-letter desk: the view of dead messages across queues, and batch replay and dismiss in
+// two steps — a preview stored in the database (any node may confirm it), then a confirmation
+// bound to the preview's filter and its exact id set. Confirmed replays become runs that the
+// ReplayRunner (a leader-only task) paces; their outcome counts are computed when read.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/value.hpp>
+
+#include "config/config.hpp"
+#include "core/queue_service.hpp"
+#include "core/request_context.hpp"
+#include "store/store.hpp"
+
+namespace dlq::core {
+
+class TaskHost;
+
+// What a preview shows (http-api.md B3, C).
+struct BatchPreviewView {
+  long long matched = 0;
+  std::vector<std::pair<std::optional<std::string>, long long>> by_job_type;
+  std::vector<Message> sample;
+  std::vector<std::string> needs_acknowledgement;  // matched job types configured idempotent: false
+  std::string confirm_token;
+  TimeMs expires_at = 0;
+};
+
+struct ReplayConfirmation {
+  store::DeadFilter filter;
+  std::string confirm_token;
+  TimeMs delay_ms = 60000;
+  std::optional<double> rate_per_second;  // default: batch_replay.default_rate_per_second
+  bool keep_order = false;
+  std::optional<std::string> reason;
+  bool acknowledge_side_effects = false;
+};
+
+struct DismissConfirmation {
+  store::DeadFilter filter;
+  std::string confirm_token;
+  std::optional<std::string> reason;
+};
+
+struct DismissOutcome {
+  long long dismissed = 0;
+  long long skipped = 0;  // no longer dead when their batch came
+};
+
+enum class RunAction { pause, resume, cancel };
+
+// A rate or a delay as people write it: 10, not 1E1 (Boost.JSON writes every double in
+// exponent form); fractions stay fractions.
+boost::json::value json_number(double v);
+
+// The canonical text of a filter: the members that are set, in the documented order, times in
+// RFC 3339. A confirmation must send the filter its preview had.
+std::string canonical_filter(const store::DeadFilter& f);
+
+class DeadLetterDesk {
+ public:
+  // `tasks`: where the replay runner lives, poked when a run is confirmed (may be null).
+  DeadLetterDesk(store::Store& store, QueueService& service, const Config& config,
+                 TaskHost* tasks);
+
+  // GET /dlq: dead messages after `after_id`, in id order.
+  awaitable<std::vector<Message>> list(const RequestContext& ctx, store::DeadListParams params);
+  // kind: "replay" or "dismiss". Changes no message; stores the preview.
+  awaitable<BatchPreviewView> preview(const RequestContext& ctx, std::string kind,
+                                      store::DeadFilter filter);
+  // preview_stale when the token is unknown, used, expired, for another filter, or when the
+  // filter now matches another set; validation_failed without a needed acknowledgement.
+  awaitable<Result<store::ReplayRun>> confirm_replay(const RequestContext& ctx,
+                                                     ReplayConfirmation in);
+  awaitable<Result<DismissOutcome>> confirm_dismiss(const RequestContext& ctx,
+                                                    DismissConfirmation in);
+
+  awaitable<Result<store::ReplayRun>> run(const RequestContext& ctx, long long id);
+  awaitable<std::vector<store::ReplayRun>> runs(const RequestContext& ctx, int limit,
+                                                std::optional<long long> before_id);
+  awaitable<Result<store::ReplayRun>> change_run(const RequestContext& ctx, long long id,
+                                                 RunAction action);
+
+ private:
+  store::Store& store_;
+  QueueService& service_;
+  const Config& config_;
+  TaskHost* tasks_;
+};
+
+}  // namespace dlq::core

@@ -1,0 +1,172 @@
+// The dead-letter desk's request decoding.
+#include "core/desk_requests.hpp"
+
+#include <boost/json/value.hpp>
+
+#include "core/field_reader.hpp"
+
+namespace dlq::core {
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t kMaxJobTypeBytes = 128;
+constexpr std::size_t kMaxReasonBytes = 1024;
+constexpr std::size_t kMaxFilterIds = 10000;
+constexpr std::size_t kMaxTokenBytes = 128;
+constexpr long long kMaxDelaySeconds = 7LL * 86400;
+
+template <class E, class Parse>
+void enum_member(FieldReader& r, std::string_view key, std::optional<E>& out, Parse parse,
+                 const char* names) {
+  auto text = r.string(key, 64, false);
+  if (!text) return;
+  if (auto v = parse(*text)) {
+    out = *v;
+  } else {
+    r.add(key, std::string(key) + " must be one of " + names, "invalid");
+  }
+}
+
+// The `filter` object of a batch action: members reported as filter.<member>.
+void decode_filter(const json::object& body, FieldErrors& errors, store::DeadFilter& out) {
+  const json::value* v = body.if_contains("filter");
+  if (!v) {
+    errors.push_back({"filter", "filter is required (an empty object matches every dead message)",
+                      "required"});
+    return;
+  }
+  if (!v->is_object()) {
+    errors.push_back({"filter", "filter must be an object", "invalid"});
+    return;
+  }
+  const std::string prefix = "filter.";
+  FieldReader r(v->get_object(), errors, prefix);
+  if (auto queue = r.string("queue", 64, false)) {
+    if (valid_queue_name(*queue)) {
+      out.queue = *queue;
+    } else {
+      r.add("queue", "queue must be a queue name ([A-Za-z0-9_-]{1,64})", "invalid");
+    }
+  }
+  out.job_type = r.string("job_type", kMaxJobTypeBytes, false, false);
+  enum_member(r, "error_class", out.error_class, parse_error_class,
+              "transient, throttled, timeout, not_found, invalid_input, auth, unknown");
+  enum_member(r, "dead_reason", out.dead_reason, parse_dead_reason,
+              "retries_exhausted, non_retryable, retry_window_exceeded, lease_expired");
+  out.since = r.timestamp("since");
+  out.until = r.timestamp("until");
+  if (const json::value* ids = r.get("ids")) {
+    bool ok = ids->is_array() && !ids->get_array().empty() &&
+              ids->get_array().size() <= kMaxFilterIds;
+    if (ok) {
+      for (const auto& id : ids->get_array()) {
+        if (!id.is_int64() || id.get_int64() <= 0) {
+          ok = false;
+          break;
+        }
+        out.ids.push_back(id.get_int64());
+      }
+    }
+    if (!ok) {
+      out.ids.clear();
+      r.add("ids", "ids must be an array of 1 to 10000 message ids", "invalid");
+    }
+  }
+}
+
+// dry_run and confirm_token: one of them says what the request is.
+void decode_step(FieldReader& r, bool& dry_run, std::string& token) {
+  dry_run = r.boolean("dry_run").value_or(false);
+  auto t = r.string("confirm_token", kMaxTokenBytes, false, false);
+  if (t) token = *t;
+  if (!dry_run && !t && !r.get("confirm_token")) {
+    r.add("confirm_token",
+          "send dry_run: true for a preview, or the preview's confirm_token to go ahead",
+          "required");
+  }
+}
+
+}  // namespace
+
+FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& out) {
+  FieldErrors errors;
+  auto& f = out.filter;
+  if (const std::string* queue = query_value(query, "queue")) {
+    if (valid_queue_name(*queue)) {
+      f.queue = *queue;
+    } else {
+      errors.push_back({"queue", "queue must be a queue name ([A-Za-z0-9_-]{1,64})", "invalid"});
+    }
+  }
+  if (const std::string* job_type = query_value(query, "job_type")) {
+    if (job_type->empty() || job_type->size() > kMaxJobTypeBytes) {
+      errors.push_back({"job_type", "job_type must be 1 to 128 bytes", "invalid"});
+    } else {
+      f.job_type = *job_type;
+    }
+  }
+  if (const std::string* c = query_value(query, "error_class")) {
+    if (auto v = parse_error_class(*c)) {
+      f.error_class = *v;
+    } else {
+      errors.push_back({"error_class", "error_class is not a known error class", "invalid"});
+    }
+  }
+  if (const std::string* r = query_value(query, "dead_reason")) {
+    if (auto v = parse_dead_reason(*r)) {
+      f.dead_reason = *v;
+    } else {
+      errors.push_back({"dead_reason", "dead_reason is not a known dead reason", "invalid"});
+    }
+  }
+  for (auto [key, target] : {std::pair{"since", &f.since}, std::pair{"until", &f.until}}) {
+    if (const std::string* raw = query_value(query, key)) {
+      if (auto t = parse_timestamp(*raw)) {
+        *target = *t;
+      } else {
+        errors.push_back({key, std::string(key) + " must be an RFC 3339 timestamp", "invalid"});
+      }
+    }
+  }
+  std::optional<long long> after;
+  FieldErrors paging = decode_page(query, out.limit, after);
+  errors.insert(errors.end(), paging.begin(), paging.end());
+  out.after_id = after;
+  return errors;
+}
+
+FieldErrors decode_page(const QueryParams& query, int& limit, std::optional<long long>& after_id) {
+  FieldErrors errors;
+  limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 100, errors).value_or(20));
+  after_id = query_integer(query, "after_id", "after_id", 1, 999999999999999999LL, errors);
+  return errors;
+}
+
+FieldErrors decode_batch_replay(const json::object& body, const Config& config,
+                                BatchReplayRequest& out) {
+  FieldErrors errors;
+  auto& c = out.confirmation;
+  decode_filter(body, errors, c.filter);
+  FieldReader r(body, errors);
+  decode_step(r, out.dry_run, c.confirm_token);
+  if (auto delay = r.integer("delay_seconds", 0, kMaxDelaySeconds)) c.delay_ms = *delay * 1000;
+  c.rate_per_second = r.number("rate_per_second", 0.1, 1000);
+  c.keep_order = r.boolean("keep_order").value_or(false);
+  c.reason = r.text("reason", kMaxReasonBytes);
+  c.acknowledge_side_effects = r.boolean("acknowledge_side_effects").value_or(false);
+  if (!c.rate_per_second) c.rate_per_second = config.batch_replay.default_rate_per_second;
+  return errors;
+}
+
+FieldErrors decode_batch_dismiss(const json::object& body, BatchDismissRequest& out) {
+  FieldErrors errors;
+  auto& c = out.confirmation;
+  decode_filter(body, errors, c.filter);
+  FieldReader r(body, errors);
+  c.reason = r.text("reason", kMaxReasonBytes);
+  decode_step(r, out.dry_run, c.confirm_token);
+  return errors;
+}
+
+}  // namespace dlq::core

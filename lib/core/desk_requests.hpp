@@ -1,0 +1,37 @@
+// Decoding the dead-letter desk's requests with every validation rule: GET /dlq's query, the
+// bodies of POST /dlq/replay and POST /dlq/dismiss (fields in the documented order, filter
+// members reported as filter.<member>), and keyset paging.
+#pragma once
+
+#include <optional>
+
+#include <boost/json/object.hpp>
+
+#include "config/config.hpp"
+#include "core/desk.hpp"
+#include "core/requests.hpp"
+
+namespace dlq::core {
+
+// queue, job_type, error_class, dead_reason, since, until, limit, after_id.
+FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& out);
+// limit (1..100, default 20), after_id.
+FieldErrors decode_page(const QueryParams& query, int& limit, std::optional<long long>& after_id);
+
+struct BatchReplayRequest {
+  bool dry_run = false;
+  ReplayConfirmation confirmation;  // filter always; the rest when confirming
+};
+// filter, dry_run, confirm_token, delay_seconds, rate_per_second, keep_order, reason,
+// acknowledge_side_effects. Neither dry_run: true nor a confirm_token -> confirm_token.
+FieldErrors decode_batch_replay(const boost::json::object& body, const Config& config,
+                                BatchReplayRequest& out);
+
+struct BatchDismissRequest {
+  bool dry_run = false;
+  DismissConfirmation confirmation;
+};
+// filter, reason, dry_run, confirm_token.
+FieldErrors decode_batch_dismiss(const boost::json::object& body, BatchDismissRequest& out);
+
+}  // namespace dlq::core

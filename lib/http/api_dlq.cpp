@@ -1,0 +1,187 @@
+// The dead-letter desk's routes: GET /dlq, the two-step POST /dlq/replay and POST /dlq/dismiss,
+// and the replay runs (GET /dlq/replays[/{id}], POST /dlq/replays/{id}/pause|resume|cancel).
+#include <boost/json.hpp>
+
+#include "core/desk_requests.hpp"
+#include "http/api.hpp"
+#include "http/api_support.hpp"
+
+namespace dlq::http {
+namespace json = boost::json;
+using namespace support;
+
+namespace {
+
+json::value text_or_null(const std::optional<std::string>& s) {
+  if (!s) return nullptr;
+  return json::value(*s);
+}
+
+json::object run_json(const store::ReplayRun& r) {
+  json::object o;
+  o["replay_id"] = r.id;
+  o["status"] = r.status;
+  o["matched"] = r.matched;
+  o["replayed"] = r.replayed;
+  o["skipped"] = r.skipped;
+  o["succeeded"] = r.succeeded;
+  o["dead_again"] = r.dead_again;
+  o["pending"] = r.pending;
+  o["created_at"] = format_rfc3339(r.created_at);
+  o["start_at"] = format_rfc3339(r.start_at);
+  o["actor"] = text_or_null(r.actor);
+  o["reason"] = text_or_null(r.reason);
+  std::error_code ec;
+  json::value filter = json::parse(r.filter, ec);
+  o["filter"] = ec ? json::value(nullptr) : filter;
+  o["rate_per_second"] = core::json_number(r.rate_per_second);
+  o["delay_seconds"] = core::json_number(r.delay_seconds);
+  o["keep_order"] = r.keep_order;
+  o["updated_at"] = format_rfc3339(r.updated_at);
+  return o;
+}
+
+// "123" -> 123; anything but a positive id of at most 18 digits -> nullopt.
+std::optional<long long> run_id(std::string_view raw) {
+  auto decoded = decode_segment(raw);
+  if (!decoded) return std::nullopt;
+  return core::parse_message_id(*decoded);
+}
+
+Response run_not_found(const Config& c, const Request& r) {
+  return problem(context(c, r), 404, "replay-not-found", "Replay run not found",
+                 "no replay run with this id", "replay run not found");
+}
+
+}  // namespace
+
+Api::R Api::dead_letters(const Request& req, const RouteMatch&) {
+  store::DeadListParams params;
+  FieldErrors errors = core::decode_dead_list(req.query, params);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  const int limit = params.limit;
+  params.limit = limit + 1;  // one more tells whether another page follows
+  auto messages = co_await desk_.list(request_context(config_, service_.clock(), req),
+                                      std::move(params));
+  std::string next = "null";
+  if (messages.size() > static_cast<std::size_t>(limit)) {
+    messages.resize(static_cast<std::size_t>(limit));
+    next = std::to_string(messages.back().id);
+  }
+  std::string body =
+      message_list_text("messages", messages, {Audience::people, false}, service_.redactor());
+  body.pop_back();  // the closing brace: next_after_id follows "count"
+  body += ",\"next_after_id\":" + next + "}";
+  co_return text_response(200, std::move(body));
+}
+
+// The preview answer, the same for replay and dismiss (needs_acknowledgement empty for the latter).
+Response Api::preview_answer(const core::BatchPreviewView& p) const {
+  json::object by_type;
+  for (const auto& [job_type, count] : p.by_job_type) by_type[job_type.value_or("(none)")] = count;
+  json::array needs;
+  for (const auto& t : p.needs_acknowledgement) needs.emplace_back(t);
+  std::string sample =
+      message_list_text("sample", p.sample, {Audience::people, false}, service_.redactor());
+  json::object o;
+  o["matched"] = p.matched;
+  o["by_job_type"] = std::move(by_type);
+  o["needs_acknowledgement"] = std::move(needs);
+  o["confirm_token"] = p.confirm_token;
+  o["expires_at"] = format_rfc3339(p.expires_at);
+  // {"sample":[...],"count":n} -> "sample":[...] spliced into the object.
+  std::string head = json::serialize(o);
+  head.pop_back();
+  auto members = sample.substr(1, sample.rfind(",\"count\"") - 1);
+  return text_response(200, head + "," + members + "}");
+}
+
+Api::R Api::dlq_replay(const Request& req, const RouteMatch&) {
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  core::BatchReplayRequest in;
+  FieldErrors errors = core::decode_batch_replay(body, config_, in);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  if (in.dry_run) {
+    auto preview = co_await desk_.preview(ctx, "replay", std::move(in.confirmation.filter));
+    co_return preview_answer(preview);
+  }
+  auto run = co_await desk_.confirm_replay(ctx, std::move(in.confirmation));
+  if (!run) co_return problem_from_error(context(config_, req), run.error());
+  json::object o{{"replay_id", run->id}, {"matched", run->matched}, {"status", run->status}};
+  Response r = json_response(202, o);
+  r.headers.emplace_back("Location", "/dlq/replays/" + std::to_string(run->id));
+  co_return r;
+}
+
+Api::R Api::dlq_dismiss(const Request& req, const RouteMatch&) {
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  core::BatchDismissRequest in;
+  FieldErrors errors = core::decode_batch_dismiss(body, in);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  if (in.dry_run) {
+    auto preview = co_await desk_.preview(ctx, "dismiss", std::move(in.confirmation.filter));
+    co_return preview_answer(preview);
+  }
+  auto done = co_await desk_.confirm_dismiss(ctx, std::move(in.confirmation));
+  if (!done) co_return problem_from_error(context(config_, req), done.error());
+  co_return json_response(200, json::object{{"dismissed", done->dismissed},
+                                            {"skipped", done->skipped}});
+}
+
+Api::R Api::replay_runs(const Request& req, const RouteMatch&) {
+  int limit = 20;
+  std::optional<long long> before;
+  FieldErrors errors = core::decode_page(req.query, limit, before);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  auto runs = co_await desk_.runs(request_context(config_, service_.clock(), req), limit + 1,
+                                  before);
+  json::value next = nullptr;
+  if (runs.size() > static_cast<std::size_t>(limit)) {
+    runs.resize(static_cast<std::size_t>(limit));
+    next = runs.back().id;
+  }
+  json::array items;
+  for (const auto& r : runs) items.push_back(run_json(r));
+  json::object out;
+  std::size_t count = items.size();
+  out["replays"] = std::move(items);
+  out["count"] = count;
+  out["next_after_id"] = std::move(next);
+  co_return json_response(200, out);
+}
+
+Api::R Api::replay_run(const Request& req, const RouteMatch& m) {
+  auto id = run_id(m.params.at(0));
+  if (!id) co_return run_not_found(config_, req);
+  auto run = co_await desk_.run(request_context(config_, service_.clock(), req), *id);
+  if (!run) co_return run_not_found(config_, req);
+  co_return json_response(200, run_json(*run));
+}
+
+Api::R Api::change_run(const Request& req, const RouteMatch& m, core::RunAction action) {
+  auto id = run_id(m.params.at(0));
+  if (!id) co_return run_not_found(config_, req);
+  json::object body;  // nothing is read from it, but it must be JSON like every body
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  auto run = co_await desk_.change_run(request_context(config_, service_.clock(), req), *id, action);
+  if (!run) co_return problem_from_error(context(config_, req), run.error());
+  co_return json_response(200, run_json(*run));
+}
+
+Api::R Api::pause_run(const Request& req, const RouteMatch& m) {
+  return change_run(req, m, core::RunAction::pause);
+}
+
+Api::R Api::resume_run(const Request& req, const RouteMatch& m) {
+  return change_run(req, m, core::RunAction::resume);
+}
+
+Api::R Api::cancel_run(const Request& req, const RouteMatch& m) {
+  return change_run(req, m, core::RunAction::cancel);
+}
+
+}  // namespace dlq::http

@@ -1,0 +1,32 @@
+// What a read-modify-write decides: the facts about other rows a transition may need, and the
+// change it makes (the message as it must become, history to append, an audit entry). Shared by
+// every Store operation that lets the core decide inside the transaction.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "model/audit.hpp"
+#include "model/error.hpp"
+#include "model/message.hpp"
+
+namespace dlq::store {
+
+// Facts about other rows that a transition may need, loaded in the same transaction.
+struct Related {
+  // Statuses of the other messages of this queue that share the message's idempotency key.
+  std::vector<Status> key_holders;
+};
+
+// The outcome of a read-modify-write: the message as it must become, plus history to append,
+// plus the audit entry an operator's action writes — all in the transaction of the change.
+struct Change {
+  Message next;
+  std::vector<AttemptRecord> history;
+  std::optional<AuditEntry> audit;
+};
+
+using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;
+
+}  // namespace dlq::store

@@ -1,0 +1,156 @@
+// The dead-letter desk's side of the Store: the filter of the view across queues, stored
+// previews of batch actions, and replay runs with their fixed id lists. Plain data; the Store
+// interface (store.hpp) names the operations.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/audit.hpp"
+#include "model/error.hpp"
+#include "model/message.hpp"
+#include "store/change.hpp"
+
+namespace dlq::store {
+
+// Which dead messages: every member optional; `since`/`until` bound dead_at (inclusive).
+struct DeadFilter {
+  std::optional<std::string> queue;
+  std::optional<std::string> job_type;
+  std::optional<ErrorClass> error_class;
+  std::optional<DeadReason> dead_reason;
+  std::optional<TimeMs> since;
+  std::optional<TimeMs> until;
+  std::vector<MessageId> ids;  // batch actions: only these ids (empty: no restriction)
+};
+
+// GET /dlq: dead messages in id order after `after_id`.
+struct DeadListParams {
+  DeadFilter filter;
+  int limit = 20;
+  std::optional<MessageId> after_id;
+};
+
+// A batch action's matched set: ids in the order the action takes them (id order, or dead_at
+// order for a replay that keeps the order), counts per job type, the first few messages.
+struct DeadMatchParams {
+  DeadFilter filter;
+  bool dead_at_order = false;
+  int sample = 5;
+};
+struct DeadMatch {
+  std::vector<MessageId> ids;
+  std::vector<std::pair<std::optional<std::string>, long long>> by_job_type;  // by name
+  std::vector<Message> sample;
+};
+
+// A stored preview: any node may confirm it until it expires.
+struct BatchPreview {
+  std::string token_sha256;  // the confirm token is never stored
+  std::string kind;          // "replay" | "dismiss"
+  std::string filter;        // canonical JSON of the DeadFilter
+  long long matched = 0;
+  std::string ids_sha256;    // digest of the matched ids, in order
+  std::vector<std::string> job_types;  // the job types among them
+  TimeMs created_at = 0;
+  TimeMs expires_at = 0;
+};
+
+struct ReplayRun {
+  long long id = 0;  // assigned by the store
+  std::string status = "scheduled";  // scheduled, running, paused, cancelled, done
+  std::string filter;                // canonical JSON
+  std::optional<std::string> actor;
+  std::optional<std::string> reason;
+  TimeMs created_at = 0;
+  TimeMs start_at = 0;
+  double delay_seconds = 0;
+  double rate_per_second = 0;
+  bool keep_order = false;
+  long long matched = 0;
+  long long next_seq = 0;  // items before it are done (replayed or skipped)
+  long long replayed = 0;
+  long long skipped = 0;
+  // Pacing: `paced_count` items were released since `paced_from` (reset on resume).
+  TimeMs paced_from = 0;
+  long long paced_count = 0;
+  TimeMs updated_at = 0;
+  // Computed when read from the run's replayed messages as they are now.
+  long long succeeded = 0;
+  long long dead_again = 0;
+  long long pending = 0;
+};
+
+// Confirming a preview. In one transaction the store looks the preview up and reads the dead
+// messages its filter matches now; `decide` (the core) says whether that is still the previewed
+// set, and what to write: a run (replay) and the audit entry. On success the preview is used up.
+struct ConfirmFacts {
+  std::optional<BatchPreview> preview;  // none: no such token (or another kind)
+  std::vector<MessageId> ids_now;       // matching now, in the action's order
+};
+struct ConfirmPlan {
+  std::optional<ReplayRun> run;  // a batch replay creates one, with ids_now as its items
+  std::optional<AuditEntry> audit;
+};
+struct ConfirmParams {
+  std::string token_sha256;
+  std::string kind;
+  DeadFilter filter;
+  bool dead_at_order = false;
+  std::function<Result<ConfirmPlan>(const ConfirmFacts&)> decide;
+};
+struct Confirmed {
+  std::vector<MessageId> ids;    // the set confirmed, in order
+  std::optional<ReplayRun> run;  // as created
+};
+
+// One paced step of a run, in one transaction: its items from `next_seq` on, each replayed by
+// `decide` (or skipped and counted), until `max_replays` were replayed or `max_items` looked at;
+// the run's progress commits with them. `expected_next_seq` fences a second leader: a run that
+// moved on since is left alone (`fenced`). A run whose last item is done becomes `done`.
+struct RunStepParams {
+  long long run_id = 0;
+  long long expected_next_seq = 0;
+  long long max_replays = 0;  // the pacing allowance
+  long long max_items = 0;    // skipped items count here, not against the pacing
+  TimeMs now = 0;
+  std::function<Result<Change>(const Message&, const Related&)> decide;
+};
+struct RunStep {
+  bool fenced = false;
+  ReplayRun run;                  // after the step
+  std::vector<Message> replayed;  // as they became
+};
+
+// GET /dlq/replays (newest first, keyset) or the runs the leader drives (active_only: scheduled
+// and running, oldest first, without outcome counts).
+struct RunListParams {
+  int limit = 20;
+  std::optional<long long> before_id;
+  bool active_only = false;
+};
+
+// Pause, resume or cancel: `decide` (the core) turns the run as stored into the run as it must
+// become plus its audit entry, or refuses.
+struct RunChangeParams {
+  long long run_id = 0;
+  std::function<Result<std::pair<ReplayRun, AuditEntry>>(const ReplayRun&)> decide;
+};
+
+// Dismiss a batch (at most 1,000) of confirmed ids in one transaction, each by `decide`, with
+// one audit entry for the batch, made by `audit` from what was dismissed and how many skipped.
+struct DismissBatchParams {
+  std::vector<MessageId> ids;
+  std::function<Result<Change>(const Message&, const Related&)> decide;
+  std::function<AuditEntry(const std::vector<MessageId>& dismissed, long long skipped)> audit;
+};
+struct DismissBatch {
+  long long dismissed = 0;
+  long long skipped = 0;
+  std::vector<Message> messages;  // as they became
+};
+
+}  // namespace dlq::store
