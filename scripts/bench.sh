@@ -6,18 +6,22 @@
 #   scripts/bench.sh --quick    smaller numbers, for a smoke test
 #   scripts/bench.sh --scale    1,000,000 pending messages: claim latency, restart, memory
 #   scripts/bench.sh --auth     dlqd CPU per request with an access token against none
+#   scripts/bench.sh --desk     the dead-letter desk with 1,000,000 dead messages: /dlq pages,
+#                               a 100,000-message preview, W3 beside a 500/s replay run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 quick=0
 scale=0
 auth=0
+desk=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --scale) scale=1 ;;
     --auth) auth=1 ;;
-    *) echo "usage: $0 [--quick | --scale | --auth]" >&2; exit 2 ;;
+    --desk) desk=1 ;;
+    *) echo "usage: $0 [--quick | --scale | --auth | --desk]" >&2; exit 2 ;;
   esac
 done
 
@@ -123,6 +127,86 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # cpu_us_per TICKS0 TICKS1 REQUESTS: microseconds of CPU per request
 cpu_us_per() { echo "scale=1; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $3" | bc; }
 median3() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# seed_dead DB_FILE QUEUE_EXPR COUNT JOB_TYPE_EXPR: COUNT dead rows straight into a migrated
+# SQLite file (dlqd stopped), as if each had failed once; i runs 1..COUNT in the expressions.
+seed_dead() {
+  local t0=4102444800000  # 2100-01-01: ages stay positive
+  sqlite3 "$1" <<SQL
+PRAGMA synchronous = OFF;
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $3)
+INSERT INTO messages (queue, payload, status, retry_count, max_retries, last_error, created_at,
+  updated_at, job_type, error_class, dead_reason, attempts, first_attempt_at, last_attempt_at,
+  dead_at, life_started_at, status_at)
+SELECT $2, '{"n":' || i || ',"password":"hunter2","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}',
+  'dead', 1, 1, 'smtp timeout', $t0 + i, $t0 + i, $4,
+  CASE WHEN i % 100 = 0 THEN 'auth' ELSE 'transient' END, 'retries_exhausted', 1, $t0 + i,
+  $t0 + i, $t0 + i, $t0 + i, $t0 + i FROM n;
+SQL
+}
+
+if [ "$desk" = 1 ]; then
+  DESK_DEAD="${DLQ_DESK_DEAD:-1000000}"
+  echo "== desk: $DESK_DEAD dead messages in 10 queues (SQLite FULL)" >&2
+  db="$work/desk.db"
+  start_dlqd desk "sqlite:$db" full
+  stop_dlqd
+  seed_dead "$db" "'q' || (i % 10)" "$DESK_DEAD" "'job' || (i % 5)"
+  seed_dead "$db" "'replayq'" 40000 "'replay_me'"
+  last="$(sqlite3 "$db" "SELECT MAX(id) - 100 FROM messages WHERE queue LIKE 'q%'")"
+  last_q3="$(sqlite3 "$db" "SELECT MAX(id) - 1000 FROM messages WHERE queue = 'q3'")"
+  start_dlqd desk "sqlite:$db" full
+  page() {  # page LABEL TARGET
+    local line
+    line="$("$bench" get --port "$port" --target "$2" --messages 200)"
+    printf '%-44s p50 %8s ms   p99 %8s ms\n' "$1" \
+      "$(echo "$line" | grep -o '"p50_ms":[0-9.]*' | cut -d: -f2)" \
+      "$(echo "$line" | grep -o '"p99_ms":[0-9.]*' | cut -d: -f2)"
+  }
+  echo
+  page "/dlq first page (100)" "/dlq?limit=100"
+  page "/dlq last page (100)" "/dlq?limit=100&after_id=$last"
+  page "/dlq?queue=q3 first page" "/dlq?limit=100&queue=q3"
+  page "/dlq?queue=q3 last page" "/dlq?limit=100&queue=q3&after_id=$last_q3"
+  page "/dlq?error_class=auth (1 %) first page" "/dlq?limit=100&error_class=auth"
+  page "/dlq?error_class=auth last page" "/dlq?limit=100&error_class=auth&after_id=$last"
+  page "/dlq?job_type=job3 (20 %) first page" "/dlq?limit=100&job_type=job3"
+  page "/dlq?since=<the newest 1 %> first page" "/dlq?limit=100&since=$(date -u -d @$(( (4102444800000 + DESK_DEAD * 99 / 100) / 1000 )) +%Y-%m-%dT%H:%M:%SZ)"
+  rss0="$(rss_mb "$pid")"
+  preview_s="$(curl -s -o "$work/preview.json" -w '%{time_total}' -XPOST "http://127.0.0.1:$port/dlq/replay" \
+    -d '{"filter": {"queue": "q1"}, "dry_run": true}')"
+  echo "preview of $(grep -o '"matched":[0-9]*' "$work/preview.json" | cut -d: -f2) messages:" \
+       "${preview_s} s, RSS $rss0 MB before, $(rss_mb "$pid") MB after"
+
+  # W3 alone against W3 beside a 500/s replay run into a queue nobody consumes; interleaved.
+  declare -a alone=() beside=()
+  for round in 1 2 3; do
+    for mode in alone beside; do
+      run_id=""
+      if [ "$mode" = beside ]; then
+        token="$(curl -s -XPOST "http://127.0.0.1:$port/dlq/replay" -d '{"filter": {"queue": "replayq"}, "dry_run": true}' \
+          | grep -o '"confirm_token":"[0-9a-f]*"' | cut -d'"' -f4)"
+        run_id="$(curl -s -XPOST "http://127.0.0.1:$port/dlq/replay" -d '{"filter": {"queue": "replayq"},
+          "confirm_token": "'"$token"'", "delay_seconds": 0, "rate_per_second": 500}' | grep -o '"replay_id":[0-9]*' | cut -d: -f2)"
+      fi
+      rate="$("$bench" mixed --port "$port" --queue "w3_$mode$round" --producers 8 --workers 8 --seconds "$W_SECONDS" \
+        | grep -o '"rate":[0-9.]*' | cut -d: -f2)"
+      if [ -n "$run_id" ]; then
+        replayed="$(curl -s "http://127.0.0.1:$port/dlq/replays/$run_id" | grep -o '"replayed":[0-9]*' | cut -d: -f2)"
+        curl -s -XPOST "http://127.0.0.1:$port/dlq/replays/$run_id/cancel" >/dev/null
+        echo "  round $round beside a run: W3 $rate msg/s; the run replayed $replayed" >&2
+        beside+=("$rate")
+      else
+        echo "  round $round alone: W3 $rate msg/s" >&2
+        alone+=("$rate")
+      fi
+    done
+  done
+  a="$(median3 "${alone[@]}")"; b="$(median3 "${beside[@]}")"
+  echo "W3 alone (median) $a msg/s; beside a 500/s replay run $b msg/s; ratio $(echo "scale=3; $b / $a" | bc)"
+  stop_dlqd
+  exit 0
+fi
 
 if [ "$auth" = 1 ]; then
   # The cost of access control: dlqd's CPU per request for enqueue (W1) and for the worker's

@@ -422,6 +422,28 @@ Result claim_latency(const Options& o) {
   return finish("claim_latency", lat, got, since(start));
 }
 
+// The latency of one GET target (an admin view), one request at a time: --messages requests.
+Result get_latency(const Options& o) {
+  asio::io_context ioc;
+  Latencies lat;
+  long long done = 0;
+  double bytes = 0;
+  auto start = Clock::now();
+  run_concurrently(ioc, 1, [&](int) -> asio::awaitable<void> {
+    Client c(ioc.get_executor(), o.endpoint);
+    for (int i = 0; i < o.messages; ++i) {
+      auto r = co_await c.request(http_verb::get, o.target);
+      expect(r, 200, o.target.c_str());
+      lat.add(r.latency);
+      bytes += static_cast<double>(r.body.size());
+      ++done;
+    }
+  });
+  Result r = finish("get", lat, done, since(start), "req/s");
+  r.extra["bytes_per_answer"] = done ? bytes / static_cast<double>(done) : 0;
+  return r;
+}
+
 // Checks the queue's counts (GET /queues/{q}/stats) against --expect: nothing acknowledged lost.
 Result expect_counts(const Options& o) {
   asio::io_context ioc;
@@ -474,6 +496,7 @@ Result run_workload(const std::string& name, const Options& o) {
   if (name == "idle_pollers") return idle_pollers(o);
   if (name == "expect") return expect_counts(o);
   if (name == "claim_latency") return claim_latency(o);
+  if (name == "get") return get_latency(o);
   throw std::runtime_error("unknown workload: " + name);
 }
 

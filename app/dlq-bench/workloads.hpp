@@ -24,6 +24,7 @@ struct Options {
   int pid = 0;  // dlqd's pid, for the idle measurement
   int payload_bytes = 100;
   std::string expect;  // expect: "ready=20000,succeeded=0" checked against the queue's stats
+  std::string target;  // get: the path and query to GET
 };
 
 struct Result {

@@ -92,13 +92,7 @@ void decode_step(FieldReader& r, bool& dry_run, std::string& token) {
 FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& out) {
   FieldErrors errors;
   auto& f = out.filter;
-  if (const std::string* queue = query_value(query, "queue")) {
-    if (valid_queue_name(*queue)) {
-      f.queue = *queue;
-    } else {
-      errors.push_back({"queue", "queue must be a queue name ([A-Za-z0-9_-]{1,64})", "invalid"});
-    }
-  }
+  f.queue = query_queue(query, "queue", errors);
   if (const std::string* job_type = query_value(query, "job_type")) {
     if (job_type->empty() || job_type->size() > kMaxJobTypeBytes) {
       errors.push_back({"job_type", "job_type must be 1 to 128 bytes", "invalid"});
@@ -120,15 +114,8 @@ FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& ou
       errors.push_back({"dead_reason", "dead_reason is not a known dead reason", "invalid"});
     }
   }
-  for (auto [key, target] : {std::pair{"since", &f.since}, std::pair{"until", &f.until}}) {
-    if (const std::string* raw = query_value(query, key)) {
-      if (auto t = parse_timestamp(*raw)) {
-        *target = *t;
-      } else {
-        errors.push_back({key, std::string(key) + " must be an RFC 3339 timestamp", "invalid"});
-      }
-    }
-  }
+  f.since = query_time(query, "since", errors);
+  f.until = query_time(query, "until", errors);
   std::optional<long long> after;
   FieldErrors paging = decode_page(query, out.limit, after);
   errors.insert(errors.end(), paging.begin(), paging.end());

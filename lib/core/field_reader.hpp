@@ -144,4 +144,11 @@ std::optional<long long> query_integer(const QueryParams& query, std::string_vie
                                        std::string_view field, long long min, long long max,
                                        FieldErrors& errors);
 
+// A query parameter naming a queue, or holding an RFC 3339 time; a bad one is recorded under
+// `key`.
+std::optional<std::string> query_queue(const QueryParams& query, std::string_view key,
+                                       FieldErrors& errors);
+std::optional<TimeMs> query_time(const QueryParams& query, std::string_view key,
+                                 FieldErrors& errors);
+
 }  // namespace dlq::core

@@ -66,6 +66,25 @@ std::optional<long long> query_integer(const QueryParams& query, std::string_vie
   return v;
 }
 
+std::optional<std::string> query_queue(const QueryParams& query, std::string_view key,
+                                       FieldErrors& errors) {
+  const std::string* raw = query_value(query, key);
+  if (!raw) return std::nullopt;
+  if (valid_queue_name(*raw)) return *raw;
+  errors.push_back({std::string(key), std::string(key) + " must be a queue name ([A-Za-z0-9_-]{1,64})",
+                    "invalid"});
+  return std::nullopt;
+}
+
+std::optional<TimeMs> query_time(const QueryParams& query, std::string_view key,
+                                 FieldErrors& errors) {
+  const std::string* raw = query_value(query, key);
+  if (!raw) return std::nullopt;
+  if (auto t = parse_timestamp(*raw)) return t;
+  errors.push_back({std::string(key), std::string(key) + " must be an RFC 3339 timestamp", "invalid"});
+  return std::nullopt;
+}
+
 const std::string* query_value(const QueryParams& q, std::string_view key) {
   for (const auto& [k, v] : q) {
     if (k == key) return &v;
@@ -164,22 +183,9 @@ FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out) {
       out.actor = *actor;
     }
   }
-  if (const std::string* queue = query_value(query, "queue")) {
-    if (valid_queue_name(*queue)) {
-      out.queue = *queue;
-    } else {
-      errors.push_back({"queue", "queue must be a queue name ([A-Za-z0-9_-]{1,64})", "invalid"});
-    }
-  }
-  for (auto [key, target] : {std::pair{"since", &out.since}, std::pair{"until", &out.until}}) {
-    if (const std::string* raw = query_value(query, key)) {
-      if (auto t = parse_timestamp(*raw)) {
-        *target = *t;
-      } else {
-        errors.push_back({key, std::string(key) + " must be an RFC 3339 timestamp", "invalid"});
-      }
-    }
-  }
+  out.queue = query_queue(query, "queue", errors);
+  out.since = query_time(query, "since", errors);
+  out.until = query_time(query, "until", errors);
   out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 100, errors).value_or(20));
   out.before_id = query_integer(query, "after_id", "after_id", 1, 999999999999999999LL, errors);
   return errors;

@@ -45,11 +45,7 @@ Api::R Api::audit(const Request& req, const RouteMatch&) {
   query.limit = limit + 1;  // one more tells whether another page follows
   auto entries =
       co_await service_.audit(request_context(config_, service_.clock(), req), std::move(query));
-  json::value next = nullptr;
-  if (entries.size() > static_cast<std::size_t>(limit)) {
-    entries.resize(static_cast<std::size_t>(limit));
-    next = entries.back().id;
-  }
+  json::value next = trim_page(entries, limit, [](const AuditEntry& e) { return e.id; });
   json::array items;
   for (const auto& e : entries) items.push_back(entry_json(e));
   json::object body;

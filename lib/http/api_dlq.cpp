@@ -63,15 +63,11 @@ Api::R Api::dead_letters(const Request& req, const RouteMatch&) {
   params.limit = limit + 1;  // one more tells whether another page follows
   auto messages = co_await desk_.list(request_context(config_, service_.clock(), req),
                                       std::move(params));
-  std::string next = "null";
-  if (messages.size() > static_cast<std::size_t>(limit)) {
-    messages.resize(static_cast<std::size_t>(limit));
-    next = std::to_string(messages.back().id);
-  }
+  json::value next = trim_page(messages, limit, [](const Message& m) { return m.id; });
   std::string body =
       message_list_text("messages", messages, {Audience::people, false}, service_.redactor());
   body.pop_back();  // the closing brace: next_after_id follows "count"
-  body += ",\"next_after_id\":" + next + "}";
+  body += ",\"next_after_id\":" + json::serialize(next) + "}";
   co_return text_response(200, std::move(body));
 }
 
@@ -139,11 +135,7 @@ Api::R Api::replay_runs(const Request& req, const RouteMatch&) {
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   auto runs = co_await desk_.runs(request_context(config_, service_.clock(), req), limit + 1,
                                   before);
-  json::value next = nullptr;
-  if (runs.size() > static_cast<std::size_t>(limit)) {
-    runs.resize(static_cast<std::size_t>(limit));
-    next = runs.back().id;
-  }
+  json::value next = trim_page(runs, limit, [](const store::ReplayRun& r) { return r.id; });
   json::array items;
   for (const auto& r : runs) items.push_back(run_json(r));
   json::object out;

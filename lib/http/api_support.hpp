@@ -42,6 +42,15 @@ std::optional<TimeMs> first_claimable(std::optional<TimeMs> delay_ms, std::optio
                                       TimeMs now);
 
 
+// Keyset paging: the page was read with one item more than `limit`. Trims it and returns
+// next_after_id — the last kept item's id — or null on the last page.
+template <class T, class IdOf>
+boost::json::value trim_page(std::vector<T>& items, int limit, IdOf id_of) {
+  if (items.size() <= static_cast<std::size_t>(limit)) return nullptr;
+  items.resize(static_cast<std::size_t>(limit));
+  return id_of(items.back());
+}
+
 // Everything a route that changes one message does before it calls the service: the message's
 // queue and id (404), the body (400), its fields and X-Now (422). `decode` reads the body into
 // the handler's input and returns the problems it found.

@@ -316,14 +316,15 @@ std::optional<ReplayRun> Operations::run_row(long long id, bool lock) {
 }
 
 void Operations::count_outcomes(ReplayRun& run) {
-  long long id = run.id;
+  long long id = run.id, next = run.next_seq;
   std::optional<long long> succeeded, dead, pending;
   c_.session() << "SELECT SUM(CASE WHEN m.status = 'succeeded' THEN 1 ELSE 0 END), "
                   "SUM(CASE WHEN m.status IN ('dead', 'dismissed') THEN 1 ELSE 0 END), "
                   "SUM(CASE WHEN m.status IN ('pending', 'processing') THEN 1 ELSE 0 END) "
                   "FROM replay_run_items i JOIN messages m ON m.id = i.message_id "
-                  "WHERE i.run_id = :id AND i.outcome = 'replayed'",
-      soci::into(succeeded), soci::into(dead), soci::into(pending), soci::use(id, "id");
+                  "WHERE i.run_id = :id AND i.seq < :next AND i.outcome IS NULL",
+      soci::into(succeeded), soci::into(dead), soci::into(pending), soci::use(id, "id"),
+      soci::use(next, "next");
   run.succeeded = succeeded.value_or(0);
   run.dead_again = dead.value_or(0);
   run.pending = pending.value_or(0);
@@ -409,11 +410,16 @@ RunStep Operations::run_step(const RunStepParams& p) {
         outcome = skip_reason(r.error());
       }
     }
-    (outcome == "replayed" ? replayed : skipped) += 1;
-    long long seq = item.seq;
-    c_.session() << "UPDATE replay_run_items SET outcome = :outcome "
-                    "WHERE run_id = :run_id AND seq = :seq",
-        soci::use(outcome, "outcome"), soci::use(run_id, "run_id"), soci::use(seq, "seq");
+    // Replayed items keep outcome NULL (one write less per message); skips say why.
+    if (outcome == "replayed") {
+      ++replayed;
+    } else {
+      ++skipped;
+      long long seq = item.seq;
+      c_.session() << "UPDATE replay_run_items SET outcome = :outcome "
+                      "WHERE run_id = :run_id AND seq = :seq",
+          soci::use(outcome, "outcome"), soci::use(run_id, "run_id"), soci::use(seq, "seq");
+    }
     next = item.seq + 1;
   }
   ReplayRun after = *run;

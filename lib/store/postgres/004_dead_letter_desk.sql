@@ -42,9 +42,9 @@ CREATE TABLE replay_runs (
 );
 CREATE INDEX replay_runs_active ON replay_runs (status, id);
 
--- The ids a run works on, fixed at confirmation, in the order it replays them. `outcome` is set
--- as it goes: replayed, or skipped because the message was no longer dead (not_dead) or its
--- idempotency key was held (key_held).
+-- The ids a run works on, fixed at confirmation, in the order it replays them. Items before the
+-- run's next_seq are done: replayed when `outcome` is NULL, else skipped, with the reason: the
+-- message was no longer dead (not_dead), its idempotency key was held (key_held), or it is gone.
 CREATE TABLE replay_run_items (
   run_id     BIGINT  NOT NULL,
   seq        BIGINT  NOT NULL,
