@@ -19,6 +19,9 @@ else
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   packages+=(postgresql sqlite3 curl bc)
+  # promtool checks /metrics; it comes with Debian's prometheus package, whose daemon we keep
+  # from starting (see below).
+  packages+=(prometheus)
 fi
 
 missing=()
@@ -34,4 +37,15 @@ if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -q
+# No service a package brings may start here (the prometheus daemon above): a policy-rc.d that
+# refuses, for the length of the install, unless the system already has one.
+policy=/usr/sbin/policy-rc.d
+if [ ! -e "$policy" ]; then
+  printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null
+  $sudo chmod +x "$policy"
+  trap '$sudo rm -f "$policy"' EXIT
+fi
 $sudo apt-get install -y -q --no-install-recommends --no-upgrade "${missing[@]}"
+if command -v systemctl >/dev/null && systemctl is-active --quiet prometheus 2>/dev/null; then
+  $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi

@@ -28,8 +28,10 @@
 #include "core/desk.hpp"
 #include "core/queue_service.hpp"
 #include "core/replay_runner.hpp"
+#include "core/retention.hpp"
 #include "core/task_host.hpp"
 #include "http/api.hpp"
+#include "ops/metrics.hpp"
 #include "http/server.hpp"
 #include "model/logging.hpp"
 #include "store/sql_store.hpp"
@@ -187,10 +189,13 @@ int run(const Options& options) {
   dlq::core::TaskHost tasks(ioc.get_executor(), clock);
   tasks.add(dlq::core::leader_heartbeat_task(store, store_options.leader_takeover_ms));
   tasks.add(dlq::core::replay_runner_task(store, service));
+  tasks.add(dlq::core::retention_task(store, service, config));
   dlq::core::DeadLetterDesk desk(store, service, config, &tasks);
   dlq::core::AccessControl access(config);
+  dlq::ops::Metrics metrics(static_cast<std::size_t>(config.metrics.max_queue_labels));
+  service.events().subscribe([&metrics](const dlq::core::Event& e) { metrics.record(e); });
   std::atomic<bool> shutting_down{false};
-  dlq::http::Api api(service, desk, tasks, access, config, shutting_down);
+  dlq::http::Api api(service, desk, store, tasks, access, metrics, config, shutting_down);
   dlq::http::Server server(ioc, api, config, shutting_down);
 
   std::string bound = server.listen(config.listen);

@@ -114,6 +114,29 @@ void visit_policy(V& v, QueuePolicy& p) {
   v.error_classes("non_retryable", p.non_retryable);
 }
 
+// queues.<name>.retention: only the members given override the global retention.
+template <class V>
+void visit_queue_retention(V& v, RetentionOverride& r) {
+  auto member = [](V& o, const char* key, std::optional<double>& value) {
+    if constexpr (std::is_same_v<V, config_detail::Parser>) {
+      double parsed = -1;
+      o.number(key, parsed, 0, 1e10);
+      if (parsed >= 0) value = parsed;
+    } else if (value) {
+      o.number(key, *value, 0, 1e10);
+    }
+  };
+  bool any = r.succeeded_seconds || r.dead_seconds || r.dismissed_seconds;
+  if constexpr (std::is_same_v<V, config_detail::Printer>) {
+    if (!any) return;
+  }
+  v.object("retention", [&](V& o) {
+    member(o, "succeeded_seconds", r.succeeded_seconds);
+    member(o, "dead_seconds", r.dead_seconds);
+    member(o, "dismissed_seconds", r.dismissed_seconds);
+  });
+}
+
 template <class V>
 void visit_database(V& d, Config::Database& db) {
   d.string("url", db.url, check_database_url);
@@ -148,6 +171,7 @@ void visit_tail(V& v, Config& c) {
     r.number("succeeded_seconds", c.retention.succeeded_seconds, 0, 1e10);
     r.number("dead_seconds", c.retention.dead_seconds, 0, 1e10);
     r.number("dismissed_seconds", c.retention.dismissed_seconds, 0, 1e10);
+    r.number("sweep_interval_seconds", c.retention.sweep_interval_seconds, 1, 86400);
   });
   v.object("auth", [&c](V& a) {
     a.template object_array<AuthToken>("tokens", c.auth.tokens, [](V& t, AuthToken& token) {
@@ -170,6 +194,11 @@ void visit_tail(V& v, Config& c) {
   v.object("log", [&c](V& l) {
     l.choice("level", c.log.level, kLevels);
     l.choice("format", c.log.format, kFormats);
+    l.boolean("access", c.log.access);
+  });
+  v.object("metrics", [&c](V& m) {
+    m.number("cache_seconds", c.metrics.cache_seconds, 0, 3600);
+    m.integer("max_queue_labels", c.metrics.max_queue_labels, 1, 100000);
   });
   v.object("testing", [&c](V& t) { t.boolean("allow_clock_override", c.testing.allow_clock_override); });
 }
@@ -191,6 +220,7 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   v.named_objects("queues", check_queue_name, [&c](std::string_view name, Parser& q) {
     QueuePolicy policy = c.defaults;
     visit_policy(q, policy);
+    visit_queue_retention(q, policy.retention);
     c.queues.insert_or_assign(std::string(name), std::move(policy));
   });
   v.named_objects("job_types", check_job_type, [&c](std::string_view name, Parser& j) {
@@ -248,6 +278,17 @@ const QueuePolicy& Config::policy_for(std::string_view queue) const {
   return it == queues.end() ? defaults : it->second;
 }
 
+RetentionPolicy Config::retention_for(std::string_view queue) const {
+  RetentionPolicy r = retention;
+  auto it = queues.find(queue);
+  if (it == queues.end()) return r;
+  const auto& o = it->second.retention;
+  if (o.succeeded_seconds) r.succeeded_seconds = *o.succeeded_seconds;
+  if (o.dead_seconds) r.dead_seconds = *o.dead_seconds;
+  if (o.dismissed_seconds) r.dismissed_seconds = *o.dismissed_seconds;
+  return r;
+}
+
 Config parse_config(std::string_view text) {
   json::parse_options options;
   options.allow_comments = true;
@@ -303,8 +344,10 @@ std::string print_config(const Config& config) {
   json::object root;
   Printer p(root, "");
   visit_common(p, c);
-  p.named<decltype(c.queues)>("queues", c.queues,
-                              [](Printer& q, QueuePolicy& policy) { visit_policy(q, policy); });
+  p.named<decltype(c.queues)>("queues", c.queues, [](Printer& q, QueuePolicy& policy) {
+    visit_policy(q, policy);
+    visit_queue_retention(q, policy.retention);
+  });
   p.named<decltype(c.job_types)>("job_types", c.job_types, [](Printer& j, JobTypePolicy& policy) {
     j.boolean("idempotent", policy.idempotent);
     j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 0);

@@ -21,6 +21,20 @@ struct BackoffPolicy {
   double jitter_seconds = 0;
 };
 
+// How long finished messages are kept (0: forever). Dead ones age from dead_at.
+struct RetentionPolicy {
+  double succeeded_seconds = 604800;
+  double dead_seconds = 2592000;
+  double dismissed_seconds = 604800;
+};
+
+// A queue's own retention: each member that is set replaces the global one.
+struct RetentionOverride {
+  std::optional<double> succeeded_seconds;
+  std::optional<double> dead_seconds;
+  std::optional<double> dismissed_seconds;
+};
+
 // The retry policy of one queue: `defaults`, overridden key by key under `queues.<name>`.
 struct QueuePolicy {
   int max_retries = 3;
@@ -30,6 +44,7 @@ struct QueuePolicy {
   double retry_window_seconds = 0;
   std::vector<ErrorClass> non_retryable = {ErrorClass::invalid_input, ErrorClass::not_found,
                                            ErrorClass::auth};
+  RetentionOverride retention;  // queues.<name>.retention only
 };
 
 struct JobTypePolicy {
@@ -67,10 +82,8 @@ struct Config {
   QueuePolicy defaults;
   std::map<std::string, QueuePolicy, std::less<>> queues;
   std::map<std::string, JobTypePolicy, std::less<>> job_types;
-  struct Retention {
-    double succeeded_seconds = 604800;
-    double dead_seconds = 2592000;
-    double dismissed_seconds = 604800;
+  struct Retention : RetentionPolicy {
+    double sweep_interval_seconds = 60;
   } retention;
   struct Auth {
     std::vector<AuthToken> tokens;
@@ -92,13 +105,20 @@ struct Config {
   struct Log {
     log::Level level = log::Level::info;
     log::Format format = log::Format::json;
+    bool access = true;  // one line per request
   } log;
+  struct Metrics {
+    double cache_seconds = 1;
+    int max_queue_labels = 1000;
+  } metrics;
   struct Testing {
     bool allow_clock_override = false;
   } testing;
 
   // The policy of one queue (its overrides merged over `defaults`).
   const QueuePolicy& policy_for(std::string_view queue) const;
+  // The retention of one queue: its own values merged over `retention`.
+  RetentionPolicy retention_for(std::string_view queue) const;
 };
 
 class ConfigError : public std::runtime_error {

@@ -9,6 +9,10 @@ namespace dlq::core {
 
 std::string_view to_string(EventKind k) {
   switch (k) {
+    case EventKind::enqueued: return "enqueued";
+    case EventKind::claimed: return "claimed";
+    case EventKind::succeeded: return "succeeded";
+    case EventKind::failed: return "failed";
     case EventKind::dead_lettered: return "dead_lettered";
     case EventKind::replayed: return "replayed";
     case EventKind::dismissed: return "dismissed";

@@ -1,5 +1,6 @@
-// An in-process stream of what happened to messages — went dead, replayed, dismissed, a lease
-// expired, purged — for metrics and alerts to subscribe to without the core knowing them.
+// An in-process stream of what happened to messages — enqueued, claimed, succeeded, failed, went
+// dead, replayed, dismissed, a lease expired, purged — for metrics and alerts to subscribe to
+// without the core knowing them.
 // Subscribers register before the service starts and run on the publishing thread: they must be
 // quick and must not block. The audit log is not fed from here (audit rows are written inside
 // the transaction of the change they record).
@@ -16,7 +17,17 @@
 
 namespace dlq::core {
 
-enum class EventKind { dead_lettered, replayed, dismissed, lease_expired, purged };
+enum class EventKind {
+  enqueued,  // `count` new messages in `queue` (no message)
+  claimed,   // `count` messages of `queue` leased (no message)
+  succeeded,
+  failed,  // every failure, retried or not (a dead one also publishes dead_lettered)
+  dead_lettered,
+  replayed,
+  dismissed,
+  lease_expired,
+  purged,  // `count` messages of `queue` in `status` deleted (no message)
+};
 std::string_view to_string(EventKind k);
 
 enum class ReplayMode { single, batch };
@@ -26,11 +37,12 @@ struct Event {
   EventKind kind = EventKind::dead_lettered;
   std::string_view queue;
   TimeMs at = 0;
-  // The message as it became (dead_lettered, replayed, dismissed, lease_expired); none for purged.
+  // The message as it became; none for enqueued, claimed and purged.
   const Message* message = nullptr;
   ReplayMode mode = ReplayMode::single;  // replayed
   std::optional<Status> status;          // purged: the status the messages had
-  std::int64_t count = 1;                // purged: how many
+  std::int64_t count = 1;                // enqueued, claimed, purged: how many
+  bool by_retention = false;             // purged: by the retention sweep, not an operator
   std::optional<std::string_view> actor;  // who caused it, when a person did
 };
 

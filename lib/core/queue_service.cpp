@@ -45,6 +45,19 @@ void QueueService::publish(EventKind kind, const Message& m, TimeMs at,
   events_.publish(e);
 }
 
+void QueueService::publish_count(EventKind kind, std::string_view queue, std::int64_t count,
+                                 TimeMs at, std::optional<Status> status, bool by_retention) {
+  if (events_.empty() || count == 0) return;
+  Event e;
+  e.kind = kind;
+  e.queue = queue;
+  e.at = at;
+  e.count = count;
+  e.status = status;
+  e.by_retention = by_retention;
+  events_.publish(e);
+}
+
 void QueueService::publish_if_dead(const Message& m, TimeMs now,
                                    std::optional<std::string_view> actor) {
   if (m.status == Status::dead) publish(EventKind::dead_lettered, m, m.dead_at.value_or(now), actor);
@@ -57,9 +70,13 @@ awaitable<std::vector<store::Inserted>> QueueService::enqueue(const RequestConte
                                                               std::vector<store::NewMessage> messages) {
   store::InsertParams params{std::move(queue), std::move(messages), ctx.now};
   auto inserted = co_await store_.messages_insert(std::move(params));
+  std::int64_t created = 0;
   for (const auto& item : inserted) {
-    if (item.created) scheduler_.changed(item.message, ctx.now);
+    if (!item.created) continue;
+    scheduler_.changed(item.message, ctx.now);
+    ++created;
   }
+  if (!inserted.empty()) publish_count(EventKind::enqueued, inserted.front().message.queue, created, ctx.now);
   co_return inserted;
 }
 
@@ -102,6 +119,7 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
     }
     co_return ClaimOutcome{{}, true};
   }
+  publish_count(EventKind::claimed, cmd.queue, static_cast<std::int64_t>(claimed.size()), ctx.now);
   co_return ClaimOutcome{std::move(claimed), false};
 }
 
@@ -141,7 +159,9 @@ awaitable<Result<Message>> QueueService::succeed(const RequestContext& ctx, std:
   store::Decide decide = [lease_id, now = ctx.now](const Message& m, const store::Related&) {
     return core::succeed(m, lease_id, now);
   };
-  co_return co_await update(std::move(queue), id, std::move(decide));
+  auto result = co_await update(std::move(queue), id, std::move(decide));
+  if (result) publish(EventKind::succeeded, *result, ctx.now, std::nullopt);
+  co_return result;
 }
 
 awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::string queue,
@@ -154,6 +174,7 @@ awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::st
   auto result = co_await update(std::move(queue), id, std::move(decide));
   if (result) {
     scheduler_.changed(*result, ctx.now);
+    publish(EventKind::failed, *result, ctx.now, std::nullopt);
     publish_if_dead(*result, ctx.now, std::nullopt);
   }
   co_return result;
@@ -194,7 +215,11 @@ awaitable<std::vector<Result<Message>>> QueueService::succeed_many(const Request
     };
     updates.push_back({queue, item.id, std::move(decide), false, false});
   }
-  co_return co_await store_.messages_update(std::move(updates));
+  auto results = co_await store_.messages_update(std::move(updates));
+  for (const auto& r : results) {
+    if (r) publish(EventKind::succeeded, *r, ctx.now, std::nullopt);
+  }
+  co_return results;
 }
 
 awaitable<Result<Message>> QueueService::extend(const RequestContext& ctx, std::string queue,

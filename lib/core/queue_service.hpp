@@ -97,9 +97,15 @@ class QueueService {
   void after_change(const Message& m, TimeMs now) { scheduler_.changed(m, now); }
   void publish(EventKind kind, const Message& m, TimeMs at,
                std::optional<std::string_view> actor, ReplayMode mode = ReplayMode::single);
+  // An event about `count` messages of `queue` (enqueued, claimed, purged).
+  void publish_count(EventKind kind, std::string_view queue, std::int64_t count, TimeMs at,
+                     std::optional<Status> status = std::nullopt, bool by_retention = false);
 
   const Config& config() const { return config_; }
   std::size_t waiting_claimers() const { return scheduler_.waiting(); }
+  awaitable<std::map<std::string, std::size_t>> waiting_by_queue() {
+    return scheduler_.waiting_by_queue();
+  }
   store::WriteStats write_stats() const { return store_.write_stats(); }
   const Redactor& redactor() const { return redactor_; }
   const Clock& clock() const { return clock_; }

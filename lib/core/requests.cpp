@@ -165,6 +165,21 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
   return errors;
 }
 
+FieldErrors decode_purge(const QueryParams& query, PurgeRequest& out) {
+  FieldErrors errors;
+  const std::string* status = query_value(query, "status");
+  auto parsed = status ? parse_status(*status) : std::nullopt;
+  if (!status) {
+    errors.push_back({"status", "status is required: succeeded, dead or dismissed", "required"});
+  } else if (!parsed || *parsed == Status::pending || *parsed == Status::processing) {
+    errors.push_back({"status", "only succeeded, dead or dismissed messages can be purged", "invalid"});
+  } else {
+    out.status = *parsed;
+  }
+  out.before = query_time(query, "before", errors);
+  return errors;
+}
+
 FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out) {
   FieldErrors errors;
   if (const std::string* action = query_value(query, "action")) {

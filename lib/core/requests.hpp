@@ -41,6 +41,13 @@ FieldErrors decode_enqueue(const boost::json::object& body, const Config& config
                            const std::string& prefix = "");
 
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
+// DELETE /queues/{queue}/messages: status (succeeded, dead or dismissed; required), before.
+struct PurgeRequest {
+  Status status = Status::succeeded;
+  std::optional<TimeMs> before;  // default: now
+};
+FieldErrors decode_purge(const QueryParams& query, PurgeRequest& out);
+
 // GET /audit: action, actor, queue, since, until, limit, after_id (in that order).
 FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out);
 

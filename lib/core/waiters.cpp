@@ -63,6 +63,12 @@ void Waiters::wake_all() {
   }
 }
 
+std::map<std::string, std::size_t> Waiters::counts() const {
+  std::map<std::string, std::size_t> out;
+  for (const auto& [queue, list] : by_queue_) out[queue] = list.size();
+  return out;
+}
+
 bool Waiters::has_waiters(const std::string& queue) const { return by_queue_.contains(queue); }
 
 }  // namespace dlq::core

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <list>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -35,6 +36,8 @@ class Waiters {
   void wake_all();
 
   std::size_t size() const { return total_; }
+  // Parked waiters per queue (queues without any are absent).
+  std::map<std::string, std::size_t> counts() const;
   bool has_waiters(const std::string& queue) const;
 
  private:

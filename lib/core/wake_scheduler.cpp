@@ -90,6 +90,11 @@ void WakeScheduler::changed(const Message& m, TimeMs now) {
   }
 }
 
+awaitable<std::map<std::string, std::size_t>> WakeScheduler::waiting_by_queue() {
+  auto read = [this]() -> awaitable<std::map<std::string, std::size_t>> { co_return waiters_.counts(); };
+  co_return co_await asio::co_spawn(strand_, read(), use_awaitable);
+}
+
 void WakeScheduler::cancel(std::shared_ptr<ClaimCancel> cancel) {
   asio::post(strand_, [cancel = std::move(cancel)] {
     cancel->cancelled = true;

@@ -54,6 +54,8 @@ class WakeScheduler {
   void clock_moved();
   bool stopping() const { return stopping_.load(); }
   std::size_t waiting() const { return waiting_.load(); }
+  // Parked claims per queue, read on the strand.
+  awaitable<std::map<std::string, std::size_t>> waiting_by_queue();
 
   // Thread-safe announcements. `count` messages of `queue` are claimable now.
   void ready(const std::string& queue, const std::optional<std::string>& job_type, int count);

@@ -11,13 +11,20 @@ namespace json = boost::json;
 using boost::asio::awaitable;
 using namespace support;
 
-Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, const core::TaskHost& tasks,
-         const core::AccessControl& access, const Config& config,
-         const std::atomic<bool>& shutting_down)
+namespace {
+const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
+const std::string kGet = "GET";
+}  // namespace
+
+Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
+         const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
+         const Config& config, const std::atomic<bool>& shutting_down)
     : service_(service),
       desk_(desk),
+      store_(store),
       tasks_(tasks),
       access_(access),
+      metrics_(metrics),
       config_(config),
       shutting_down_(shutting_down) {
   auto bind = [this](R (Api::*handler)(const Request&, const RouteMatch&)) {
@@ -27,6 +34,7 @@ Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, const core::Ta
   using enum core::Access;
   router_.add("POST", "/queues/{queue}/messages", producer, bind(&Api::enqueue));
   router_.add("GET", "/queues/{queue}/messages", reader, bind(&Api::list));
+  router_.add("DELETE", "/queues/{queue}/messages", admin, bind(&Api::purge));
   router_.add("POST", "/queues/{queue}/messages/batch", producer, bind(&Api::enqueue_batch));
   router_.add("GET", "/queues/{queue}/messages/{id}", reader, bind(&Api::show));
   router_.add("POST", "/queues/{queue}/claim", worker, bind(&Api::claim));
@@ -61,7 +69,36 @@ Response Api::answer(const Request& req, const Result<Message>& result, Audience
 }
 
 awaitable<Response> Api::handle(Request& req) {
+  auto start = std::chrono::steady_clock::now();
   RouteMatch match = router_.match(req.method, req.path);
+  Response res = co_await dispatch(req, match);
+  account(req, match, res, std::chrono::steady_clock::now() - start);
+  co_return res;
+}
+
+// Every answer is counted by route template (never the raw path) and, with log.access, logged
+// in one line: no payloads, no tokens.
+void Api::account(const Request& req, const RouteMatch& match, const Response& res,
+                  std::chrono::nanoseconds took) {
+  const std::string& route = match.route ? match.route->pattern : kNoRoute;
+  const std::string& method = req.method == "HEAD" ? kGet : req.method;
+  metrics_.http_request(route, method, res.status, took);
+  if (!config_.log.access || !log::enabled(log::Level::info)) return;
+  std::string queue = "-";
+  if (match.route && match.route->pattern.starts_with("/queues/{queue}") && !match.params.empty()) {
+    queue = decode_segment(match.params.front()).value_or("-");
+  }
+  log::info("access", {{"request_id", req.request_id},
+                       {"method", req.method},
+                       {"route", route},
+                       {"queue", queue},
+                       {"status", std::to_string(res.status)},
+                       {"duration_ms", std::to_string(std::chrono::duration<double, std::milli>(took).count())},
+                       {"actor", req.actor.empty() ? std::string("-") : req.actor},
+                       {"bytes", std::to_string(res.body.size())}});
+}
+
+awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
   ProblemContext pc = context(config_, req);
   if (!match.route) {
     if (!match.allow.empty()) {

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <vector>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -11,6 +14,7 @@
 #include "core/desk.hpp"
 #include "core/queue_service.hpp"
 #include "core/task_host.hpp"
+#include "ops/metrics.hpp"
 #include "http/json_codec.hpp"
 #include "http/request.hpp"
 #include "http/router.hpp"
@@ -19,9 +23,9 @@ namespace dlq::http {
 
 class Api {
  public:
-  Api(core::QueueService& service, core::DeadLetterDesk& desk, const core::TaskHost& tasks,
-      const core::AccessControl& access, const Config& config,
-      const std::atomic<bool>& shutting_down);
+  Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
+      const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
+      const Config& config, const std::atomic<bool>& shutting_down);
 
   // Never throws: every outcome, including faults, is a Response. Sets req.actor once access
   // is granted.
@@ -29,6 +33,10 @@ class Api {
 
  private:
   using R = boost::asio::awaitable<Response>;
+  // Routing, access, the handler, faults as problems (handle() adds metrics and the access log).
+  R dispatch(Request& req, const RouteMatch& match);
+  void account(const Request& req, const RouteMatch& match, const Response& res,
+               std::chrono::nanoseconds took);
   R enqueue(const Request& req, const RouteMatch& m);
   R enqueue_batch(const Request& req, const RouteMatch& m);
   R list(const Request& req, const RouteMatch& m);
@@ -48,6 +56,7 @@ class Api {
   R metrics(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
   R audit(const Request& req, const RouteMatch& m);
+  R purge(const Request& req, const RouteMatch& m);
   R dead_letters(const Request& req, const RouteMatch& m);
   R dlq_replay(const Request& req, const RouteMatch& m);
   R dlq_dismiss(const Request& req, const RouteMatch& m);
@@ -63,8 +72,14 @@ class Api {
 
   core::QueueService& service_;
   core::DeadLetterDesk& desk_;
+  store::Store& store_;  // housekeeping (purge) works on the store directly
   const core::TaskHost& tasks_;
   const core::AccessControl& access_;
+  ops::Metrics& metrics_;
+  // The database's message counts for /metrics, at most metrics.cache_seconds old.
+  std::mutex stats_mu_;
+  TimeMs stats_at_ = 0;
+  std::vector<store::QueueStats> stats_;
   const Config& config_;
   const std::atomic<bool>& shutting_down_;
   Router router_;

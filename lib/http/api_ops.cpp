@@ -1,6 +1,7 @@
 // The operational routes: queue stats, metrics, health and readiness.
 #include <boost/json.hpp>
 
+#include "core/retention.hpp"
 #include "http/api.hpp"
 #include "http/api_support.hpp"
 
@@ -49,39 +50,46 @@ Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
   co_return json_response(200, stats_json(one.at(0), ctx.now));
 }
 
-// Prometheus text format. The first metrics of B5: how group commit groups, parked claims,
-// whether this node leads, and how its background tasks fare.
-Api::R Api::metrics(const Request&, const RouteMatch&) {
-  auto writes = service_.write_stats();
-  std::string body;
-  auto metric = [&body](const char* name, const char* type, const char* help, double value) {
-    body += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
-            name + " " + std::to_string(static_cast<long long>(value)) + "\n";
-  };
-  metric("dlq_store_commits_total", "counter", "Write transactions committed.",
-         static_cast<double>(writes.commits));
-  metric("dlq_store_operations_total", "counter",
-         "Write operations applied; several share one commit (group commit).",
-         static_cast<double>(writes.operations));
-  metric("dlq_long_poll_waiters", "gauge", "Claims parked waiting for work right now.",
-         static_cast<double>(service_.waiting_claimers()));
-  metric("dlq_leader", "gauge", "1 on the node that leads its database (leader-only tasks run here).",
-         tasks_.leader() ? 1 : 0);
-  auto tasks = tasks_.stats();
-  auto task_series = [&body, &tasks](const char* name, const char* help, auto value) {
-    body += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " counter\n";
-    for (const auto& t : tasks) {
-      body += std::string(name) + "{task=\"" + t.name + "\"} " + std::to_string(value(t)) + "\n";
-    }
-  };
-  task_series("dlq_task_runs_total", "Background task bodies finished, successfully or not.",
-              [](const core::TaskStats& t) { return t.runs; });
-  task_series("dlq_task_failures_total", "Background task bodies that failed (each is retried).",
-              [](const core::TaskStats& t) { return t.failures; });
+// Prometheus text format: B5's series (ops/metrics.cpp). Message counts come from the database
+// at most metrics.cache_seconds old, so frequent scrapes cost one query a second.
+Api::R Api::metrics(const Request& req, const RouteMatch&) {
+  auto ctx = request_context(config_, service_.clock(), req);
+  const TimeMs max_age = seconds_to_ms(config_.metrics.cache_seconds);
+  ops::ScrapeInputs in;
+  bool fresh = false;
+  {
+    std::lock_guard lock(stats_mu_);
+    fresh = stats_at_ != 0 && ctx.now - stats_at_ < max_age;
+    if (fresh) in.queues = stats_;
+  }
+  if (!fresh) {
+    in.queues = co_await service_.stats(ctx, std::nullopt);
+    std::lock_guard lock(stats_mu_);
+    stats_ = in.queues;
+    stats_at_ = ctx.now;
+  }
+  in.now = ctx.now;
+  in.waiters = co_await service_.waiting_by_queue();
+  in.leader = tasks_.leader();
+  in.writes = service_.write_stats();
+  in.tasks = tasks_.stats();
   Response r;
   r.content_type = "text/plain; version=0.0.4";
-  r.body = std::move(body);
+  r.body = metrics_.exposition(in);
   co_return r;
+}
+
+// DELETE /queues/{queue}/messages?status=&before=: an operator's purge, audited, in batches.
+Api::R Api::purge(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  core::PurgeRequest in;
+  FieldErrors errors = core::decode_purge(req.query, in);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  long long purged = co_await core::purge_queue(store_, service_, ctx, *queue, in.status,
+                                                in.before.value_or(ctx.now));
+  co_return json_response(200, json::object{{"purged", purged}});
 }
 
 Api::R Api::healthz(const Request&, const RouteMatch&) {

@@ -34,6 +34,8 @@ class Operations {
   void append_audit(const AuditEntry& entry);
   std::vector<AuditEntry> audit_list(const AuditQuery& q);
 
+  Purged purge(const PurgeParams& p);  // purge.cpp
+
   // The dead-letter desk (desk.cpp).
   std::vector<Message> dead_list(const DeadListParams& p);
   DeadMatch dead_match(const DeadMatchParams& p);

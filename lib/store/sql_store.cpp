@@ -109,7 +109,8 @@ void SqlStore::close() {
 }
 
 WriteStats SqlStore::write_stats() const {
-  return {writer_->stats().commits.load(), writer_->stats().jobs.load()};
+  return {writer_->stats().commits.load(), writer_->stats().jobs.load(),
+          writer_->stats().commit_seconds.snapshot()};
 }
 
 double SqlStore::operations_per_commit() const {
@@ -175,6 +176,10 @@ void SqlStore::subscribe_changes(ChangeCallback callback) {
 awaitable<std::vector<AuditEntry>> SqlStore::audit_list(AuditQuery p) {
   return read<std::vector<AuditEntry>>(
       [p = std::move(p)](Operations& ops) { return ops.audit_list(p); });
+}
+
+awaitable<Purged> SqlStore::messages_purge(PurgeParams p) {
+  return write<Purged>([p = std::move(p)](Operations& ops) { return ops.purge(p); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_dead(DeadListParams p) {

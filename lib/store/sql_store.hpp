@@ -50,6 +50,7 @@ class SqlStore final : public Store {
   awaitable<bool> ping() override;
   void subscribe_changes(ChangeCallback callback) override;
   awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) override;
+  awaitable<Purged> messages_purge(PurgeParams p) override;
   awaitable<std::vector<Message>> messages_dead(DeadListParams p) override;
   awaitable<DeadMatch> dead_match(DeadMatchParams p) override;
   awaitable<bool> batch_preview_save(BatchPreview p) override;

@@ -16,6 +16,7 @@
 #include "store/change.hpp"
 #include "store/desk.hpp"
 #include "model/error.hpp"
+#include "model/histogram.hpp"
 #include "model/message.hpp"
 
 namespace dlq::store {
@@ -110,6 +111,22 @@ struct AuditQuery {
   std::optional<long long> before_id;  // entries with a smaller id (after_id on the wire)
 };
 
+// Deleting finished messages (retention, purge): at most `limit` of `status` that entered it
+// before `before`, in `queue` or in every queue but `except`, with their history, and the audit
+// entry `audit` makes of what was deleted — all in one transaction.
+struct PurgeParams {
+  Status status = Status::succeeded;
+  TimeMs before = 0;
+  std::optional<std::string> queue;
+  std::vector<std::string> except;  // queues with a retention of their own
+  int limit = 1000;
+  std::function<AuditEntry(const std::vector<std::pair<std::string, long long>>& by_queue)> audit;
+};
+struct Purged {
+  std::vector<std::pair<std::string, long long>> by_queue;  // queue -> deleted, queue order
+  long long total = 0;
+};
+
 // A message and its history, read together.
 struct MessageHistory {
   Message message;
@@ -138,6 +155,7 @@ struct LeadershipRenewParams {
 struct WriteStats {
   std::uint64_t commits = 0;
   std::uint64_t operations = 0;
+  Histogram::Snapshot commit_seconds;
 };
 
 class Store {
@@ -170,6 +188,9 @@ class Store {
 
   // Up to p.limit audit entries, newest first.
   virtual awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) = 0;
+
+  // Deletes one batch of finished messages; none deleted writes no audit entry.
+  virtual awaitable<Purged> messages_purge(PurgeParams p) = 0;
 
   // The dead-letter desk (desk.hpp).
   // Dead messages matching the filter, in id order after `after_id`, at most `limit`.

@@ -181,13 +181,19 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   }
   try {
     s.ops->flush_notifications();
-    c.commit();
-    ++stats_.commits;
+    commit(c);
   } catch (...) {
     commit_error = as_store_fault("committing", s);
     close_if_broken(s);
   }
   return true;
+}
+
+void Writer::commit(Connection& c) {
+  auto start = std::chrono::steady_clock::now();
+  c.commit();
+  stats_.commit_seconds.observe(std::chrono::steady_clock::now() - start);
+  ++stats_.commits;
 }
 
 void Writer::run_alone(Session& s, StoreJob& job) {
@@ -202,8 +208,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
     job.run(*s.ops);
     s.ops->flush_notifications();
     in_transaction = false;  // a failed COMMIT ends the transaction too
-    c.commit();
-    ++stats_.commits;
+    commit(c);
   } catch (...) {
     error = as_store_fault("running a write", s);
     if (s.ops) s.ops->discard_notifications();

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "model/histogram.hpp"
+
 namespace dlq::store {
 
 class Connection;
@@ -82,6 +84,7 @@ class JobThreads {
 struct WriterStats {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> jobs{0};
+  Histogram commit_seconds;  // how long each COMMIT (and its fsync) took
 };
 
 // Applies write jobs in groups. With several threads (PostgreSQL), each has its own connection
@@ -102,6 +105,7 @@ class Writer {
   bool run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
                     std::exception_ptr& commit_error);
   void run_alone(Session& s, StoreJob& job);
+  void commit(Connection& c);  // timed into stats_.commit_seconds
   bool begin(Session& s, std::exception_ptr& error);
 
   SessionFactory factory_;

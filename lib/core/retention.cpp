@@ -1,0 +1,128 @@
+// Retention sweeps and purges, a batch per transaction.
+#include "core/retention.hpp"
+
+#include <boost/json.hpp>
+
+#include "model/logging.hpp"
+
+namespace dlq::core {
+namespace json = boost::json;
+
+namespace {
+
+constexpr int kBatch = 1000;
+
+json::object counts_json(const std::vector<std::pair<std::string, long long>>& by_queue) {
+  json::object o;
+  for (const auto& [queue, n] : by_queue) o[queue] = n;
+  return o;
+}
+
+// Deletes batch after batch until one comes back short. `keep_going` is asked between batches.
+template <class KeepGoing>
+awaitable<long long> purge_batches(store::Store& store, QueueService& service,
+                                   store::PurgeParams params, bool by_retention, TimeMs now,
+                                   KeepGoing keep_going) {
+  long long total = 0;
+  for (;;) {
+    auto purged = co_await store.messages_purge(params);
+    total += purged.total;
+    for (const auto& [queue, n] : purged.by_queue) {
+      service.publish_count(EventKind::purged, queue, n, now, params.status, by_retention);
+    }
+    if (purged.total < params.limit || !keep_going()) break;
+  }
+  co_return total;
+}
+
+}  // namespace
+
+awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
+                                     const Config& config, TimeMs now, const TaskContext* ctx) {
+  auto keep_going = [ctx] { return !ctx || (ctx->leading() && !ctx->stopping()); };
+  // Queues with a retention of their own are swept on their own; the rest together.
+  std::vector<std::string> own;
+  for (const auto& [queue, policy] : config.queues) {
+    const auto& r = policy.retention;
+    if (r.succeeded_seconds || r.dead_seconds || r.dismissed_seconds) own.push_back(queue);
+  }
+  struct Scope {
+    std::optional<std::string> queue;
+    RetentionPolicy retention;
+  };
+  std::vector<Scope> scopes{{std::nullopt, config.retention}};
+  for (const auto& queue : own) scopes.push_back({queue, config.retention_for(queue)});
+
+  long long total = 0;
+  for (const auto& scope : scopes) {
+    const std::pair<Status, double> ages[] = {{Status::succeeded, scope.retention.succeeded_seconds},
+                                              {Status::dismissed, scope.retention.dismissed_seconds},
+                                              {Status::dead, scope.retention.dead_seconds}};
+    for (auto [status, seconds] : ages) {
+      if (seconds <= 0 || !keep_going()) continue;  // 0: kept forever
+      store::PurgeParams params;
+      params.status = status;
+      params.before = now - seconds_to_ms(seconds);
+      params.queue = scope.queue;
+      if (!scope.queue) params.except = own;
+      params.limit = kBatch;
+      params.audit = [now, status, seconds, queue = scope.queue](
+                         const std::vector<std::pair<std::string, long long>>& by_queue) {
+        AuditEntry e;
+        e.at = now;
+        e.action = "retention_purge";
+        e.queue = queue;
+        if (!queue && by_queue.size() == 1) e.queue = by_queue.front().first;
+        long long n = 0;
+        for (const auto& [q, c] : by_queue) n += c;
+        e.details = json::serialize(json::object{{"status", to_string(status)},
+                                                 {"older_than_seconds", seconds},
+                                                 {"purged", n},
+                                                 {"by_queue", counts_json(by_queue)}});
+        return e;
+      };
+      total += co_await purge_batches(store, service, std::move(params), true, now, keep_going);
+    }
+  }
+  if (total > 0) log::info("retention sweep", {{"purged", std::to_string(total)}});
+  co_return total;
+}
+
+TaskSpec retention_task(store::Store& store, QueueService& service, const Config& config) {
+  TaskSpec spec;
+  spec.name = kRetentionTask;
+  spec.scope = TaskScope::leader_only;
+  spec.interval_ms = seconds_to_ms(config.retention.sweep_interval_seconds);
+  spec.first_delay_ms = 0;
+  spec.body = [&store, &service, &config](const TaskContext& ctx) -> boost::asio::awaitable<void> {
+    co_await retention_sweep(store, service, config, ctx.now(), &ctx);
+  };
+  return spec;
+}
+
+awaitable<long long> purge_queue(store::Store& store, QueueService& service,
+                                 const RequestContext& ctx, std::string queue, Status status,
+                                 TimeMs before) {
+  store::PurgeParams params;
+  params.status = status;
+  params.before = before;
+  params.queue = queue;
+  params.limit = kBatch;
+  params.audit = [&ctx, queue, status, before](
+                     const std::vector<std::pair<std::string, long long>>& by_queue) {
+    AuditEntry e;
+    e.at = ctx.now;
+    e.actor = ctx.actor;
+    e.action = "purge";
+    e.queue = queue;
+    e.filter = json::serialize(json::object{{"status", to_string(status)},
+                                            {"before", format_rfc3339(before)}});
+    long long n = by_queue.empty() ? 0 : by_queue.front().second;
+    e.details = json::serialize(json::object{{"purged", n}});
+    return e;
+  };
+  co_return co_await purge_batches(store, service, std::move(params), false, ctx.now,
+                                   [] { return true; });
+}
+
+}  // namespace dlq::core

@@ -1,0 +1,33 @@
+// Deleting finished messages: retention (a leader-only task: succeeded, dismissed and dead
+// messages past their configured age, dead ones aged from dead_at) and an operator's purge of
+// one queue. Both delete in batches of at most 1,000 rows, each batch one transaction with its
+// audit entry (retention_purge or purge), so the SQLite writer is never held for long and live
+// traffic goes between batches. Nothing else ever deletes a message; no size cap exists.
+#pragma once
+
+#include <string>
+
+#include "config/config.hpp"
+#include "core/queue_service.hpp"
+#include "core/request_context.hpp"
+#include "core/task_host.hpp"
+#include "store/store.hpp"
+
+namespace dlq::core {
+
+inline constexpr const char* kRetentionTask = "retention";
+
+// One sweep at `now`; returns how many messages it deleted. Stops between batches when `ctx`
+// says this node no longer leads or is stopping.
+awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
+                                     const Config& config, TimeMs now, const TaskContext* ctx);
+
+TaskSpec retention_task(store::Store& store, QueueService& service, const Config& config);
+
+// DELETE /queues/{queue}/messages: `status` (succeeded, dead or dismissed) that entered it before
+// `before`.
+awaitable<long long> purge_queue(store::Store& store, QueueService& service,
+                                 const RequestContext& ctx, std::string queue, Status status,
+                                 TimeMs before);
+
+}  // namespace dlq::core
