@@ -1,6 +1,6 @@
 // Issue 16, masking: payloads that defeat the JSON parser are withheld from people instead of
-// shown unmasked (defect 4), and the text masking survives the largest texts each field allows
-// (defect 5).
+// shown unmasked (defect 4), the text masking survives the largest texts each field allows
+// (defect 5), and `error` is cut after NULs are replaced (defect 7).
 #include <boost/test/unit_test.hpp>
 
 #include "integration/hostile_support.hpp"
@@ -88,6 +88,20 @@ BOOST_AUTO_TEST_CASE(the_largest_texts_each_field_allows_are_masked_without_cras
     BOOST_TEST(str(c.get(message_path(q, id)).json(), "last_error") == key + "=***");
   }
   BOOST_TEST(healthy(shared_dlqd().port()));
+}
+
+BOOST_AUTO_TEST_CASE(fail_error_is_cut_to_1000_bytes_after_nuls_are_replaced) {
+  HttpClient c(shared_dlqd().port());
+  std::string q = fresh_queue("mask");
+  enqueue(c, q, "x", {{"max_retries", 5}});
+  auto id = claim_one(c, q).at("id").as_int64();
+  auto res = c.post(message_path(q, id, "fail"), json::object{{"error", std::string(1000, '\0')}});
+  BOOST_REQUIRE_EQUAL(res.status, 200);
+  std::string stored = str(res.json(), "last_error");
+  std::string replacement = "\xEF\xBF\xBD";
+  BOOST_TEST(stored.size() == 999u);  // 333 whole U+FFFD, not 1000 of them (3000 bytes)
+  BOOST_TEST(stored.substr(0, 3) == replacement);
+  BOOST_TEST(stored.substr(996) == replacement);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
