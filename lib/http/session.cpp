@@ -88,8 +88,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool client_gone = false;
 };
 
-// Reads from the socket while a handler waits: an orderly close or a reset means the client is
-// gone; bytes (a pipelined request) stay in the buffer for the next parse.
+// Reads from the socket while a handler waits, until the client closes or the watch is
+// stopped: an orderly close or a reset means the client is gone; bytes (a pipelined request)
+// stay in the buffer for the next parse. A client that pipelines more than the buffer holds
+// behind a long-poll (RFC 9112 section 9.3.2 advises against pipelining after a POST at all)
+// is treated as gone too: the watch could no longer see it leave.
 class ConnectionWatch final : public ClientWatch {
  public:
   explicit ConnectionWatch(std::shared_ptr<Connection> c) : c_(std::move(c)) {}
@@ -117,13 +120,25 @@ class ConnectionWatch final : public ClientWatch {
 
  private:
   static asio::awaitable<void> watch(std::shared_ptr<Connection> c, std::function<void()> on_gone) {
-    auto [ec, n] = co_await c->stream.socket().async_read_some(c->buffer.prepare(4096),
-                                                               asio::as_tuple(use_awaitable));
-    if (!ec) {
-      c->buffer.commit(n);
-    } else if (ec != asio::error::operation_aborted) {
-      c->client_gone = true;
-      on_gone();
+    while (c->watching) {
+      std::size_t room = c->buffer.max_size() - c->buffer.size();
+      beast::error_code ec;
+      std::size_t n = 0;
+      if (room == 0) {
+        ec = bhttp::error::buffer_overflow;
+      } else {
+        std::tie(ec, n) = co_await c->stream.socket().async_read_some(
+            c->buffer.prepare(std::min<std::size_t>(room, 4096)), asio::as_tuple(use_awaitable));
+      }
+      if (!ec) {
+        c->buffer.commit(n);
+        continue;
+      }
+      if (ec != asio::error::operation_aborted) {
+        c->client_gone = true;
+        on_gone();
+      }
+      break;
     }
     c->watch_running = false;
     c->watch_done.cancel();
@@ -296,6 +311,7 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
                                {"status", std::to_string(response.status)},
                                {"request_id", request_id}});
       }
+      if (conn->client_gone) break;  // nobody to answer
     }
     if (state.shutting_down) response.close = true;
     bool close = response.close || !keep_alive;
