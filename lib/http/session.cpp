@@ -1,5 +1,6 @@
-// The HTTP/1.1 session loop: timeouts, limits, early errors, keep-alive, lingering close, and
-// the client watch that notices a client hanging up during a long-poll.
+// The HTTP/1.1 session loop: timeouts, limits (what one connection may hold: architecture.md,
+// "Bounds"), early errors, keep-alive, lingering close, and the client watch that notices a
+// client hanging up during a long-poll.
 #include "http/session.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -199,9 +200,11 @@ asio::awaitable<Incoming> read_request(beast::tcp_stream& stream, beast::flat_bu
     if (in.early) co_return in;
     if (parser.get()[bhttp::field::expect] == "100-continue" && !parser.is_done()) {
       bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+      stream.expires_after(seconds(config.limits.write_timeout_seconds));
       auto [wec, wn] = co_await bhttp::async_write(stream, cont, asio::as_tuple(use_awaitable));
       in.ended = static_cast<bool>(wec);
       if (in.ended) co_return in;
+      stream.expires_after(seconds(config.limits.header_timeout_seconds));
     }
     std::tie(ec, std::ignore) = co_await bhttp::async_read(stream, buffer, parser,
                                                            asio::as_tuple(use_awaitable));
@@ -270,7 +273,7 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
 
     Response response;
     wire::AnswerOptions answer;
-    answer.write_timeout = seconds(config.limits.idle_timeout_seconds);
+    answer.write_timeout = seconds(config.limits.write_timeout_seconds);
     if (in.early) {
       response = std::move(*in.early);
       answer.request_id = wire::generate_request_id();
