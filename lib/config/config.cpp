@@ -161,6 +161,7 @@ void visit_common(V& v, Config& c) {
     l.integer("max_connections", c.limits.max_connections, 1, 1000000);
     l.number("header_timeout_seconds", c.limits.header_timeout_seconds, 0.1, 3600);
     l.number("idle_timeout_seconds", c.limits.idle_timeout_seconds, 0.1, 86400);
+    l.number("write_timeout_seconds", c.limits.write_timeout_seconds, 0.1, 3600);
   });
   v.object("defaults", [&c](V& d) { visit_policy(d, c.defaults); });
 }

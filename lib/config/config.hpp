@@ -78,6 +78,9 @@ struct Config {
     int max_connections = 10000;
     double header_timeout_seconds = 10;
     double idle_timeout_seconds = 75;
+    // Each write of an answer (a whole answer, or one chunk of a streamed one) must finish
+    // within this; a client that does not read is disconnected instead of pinning its answer.
+    double write_timeout_seconds = 30;
   } limits;
   QueuePolicy defaults;
   std::map<std::string, QueuePolicy, std::less<>> queues;

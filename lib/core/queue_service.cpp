@@ -84,6 +84,11 @@ awaitable<std::vector<Message>> QueueService::list(const RequestContext&, store:
   co_return co_await store_.messages_list(std::move(params));
 }
 
+awaitable<std::vector<MessageId>> QueueService::list_ids(const RequestContext&,
+                                                         store::ListParams params) {
+  co_return co_await store_.messages_list_ids(std::move(params));
+}
+
 awaitable<Result<Message>> QueueService::find(const RequestContext&, std::string queue,
                                               MessageId id) {
   auto found = co_await store_.message_find(std::move(queue), id);

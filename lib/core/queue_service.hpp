@@ -57,6 +57,8 @@ class QueueService {
   awaitable<std::vector<store::Inserted>> enqueue(const RequestContext& ctx, std::string queue,
                                                   std::vector<store::NewMessage> messages);
   awaitable<std::vector<Message>> list(const RequestContext& ctx, store::ListParams params);
+  // The ids of the page list() would return, for answers that read one message at a time.
+  awaitable<std::vector<MessageId>> list_ids(const RequestContext& ctx, store::ListParams params);
   awaitable<Result<Message>> find(const RequestContext& ctx, std::string queue, MessageId id);
   // Takes due messages, long-polling up to cmd.wait_ms. While it waits, ctx.client is watched:
   // a client that leaves ends the wait, and anything already taken for it is released.

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 #include <boost/json.hpp>
 
@@ -21,6 +20,22 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+std::vector<std::string> lower_all(const std::vector<std::string>& fields) {
+  std::vector<std::string> out;
+  for (const auto& f : fields) out.push_back(lower(f));
+  return out;
+}
+
+// Parses with the redactor's depth limit into `resource`: a monotonic resource frees the tree
+// at once, without a destructor call per level.
+json::value parse_deep(std::string_view text, json::monotonic_resource& resource,
+                       std::error_code& ec) {
+  json::parse_options options;
+  options.max_depth = Redactor::kMaxDepth;
+  return json::parse(text, ec, &resource, options);
+}
+
+// The recursion is bounded by kMaxDepth: the parser refuses anything deeper.
 bool mask_in_place(json::value& v, const std::vector<std::string>& fields) {
   bool changed = false;
   if (v.is_object()) {
@@ -62,23 +77,10 @@ void merge_in_place(json::value& edited, const json::value& original) {
   }
 }
 
-std::string escape_regex(const std::string& s) {
-  static const std::regex special(R"([.^$|()\[\]{}*+?\\])");
-  return std::regex_replace(s, special, R"(\$&)");
-}
-
 }  // namespace
 
-Redactor::Redactor(const std::vector<std::string>& fields) {
-  for (const auto& f : fields) {
-    fields_.push_back(lower(f));
-    // The value after "field=" or "field: ", unless it is already a mask or an auth scheme
-    // whose credential the Bearer/Basic pattern masks.
-    text_patterns_.emplace_back("(\"?" + escape_regex(fields_.back()) +
-                                    "\"?\\s*[:=]\\s*\"?)(?!\\*\\*\\*|Bearer\\b|Basic\\b)[^\\s\"&,;}]+",
-                                std::regex::icase);
-  }
-}
+Redactor::Redactor(const std::vector<std::string>& fields)
+    : fields_(lower_all(fields)), text_(fields_) {}
 
 std::string Redactor::payload(const std::string& payload) const {
   if (fields_.empty()) return payload;
@@ -86,26 +88,27 @@ std::string Redactor::payload(const std::string& payload) const {
   if (first == std::string::npos || (payload[first] != '{' && payload[first] != '[')) {
     return payload;
   }
+  // It is meant to be JSON: a payload whose keys cannot be read may hold secrets anywhere.
+  json::monotonic_resource resource;
   std::error_code ec;
-  json::value v = json::parse(payload, ec);
-  if (ec || !mask_in_place(v, fields_)) return payload;
+  json::value v = parse_deep(payload, resource, ec);
+  if (ec) return std::string(kWithheld);
+  if (!mask_in_place(v, fields_)) return payload;
   return json::serialize(v);
 }
 
 std::string Redactor::text(const std::string& text) const {
   if (fields_.empty() || text.empty()) return text;
-  static const std::regex bearer(R"((Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+)", std::regex::icase);
-  std::string out = std::regex_replace(text, bearer, "$1 ***");
-  for (const auto& pattern : text_patterns_) out = std::regex_replace(out, pattern, "$1***");
-  return out;
+  return text_.mask(text);
 }
 
 std::string Redactor::merge_masks(const std::string& original, const std::string& edited) const {
   if (edited.find(kMask) == std::string::npos) return edited;
+  json::monotonic_resource resource;
   std::error_code ec;
-  json::value e = json::parse(edited, ec);
+  json::value e = parse_deep(edited, resource, ec);
   if (ec || (!e.is_object() && !e.is_array())) return edited;
-  json::value o = json::parse(original, ec);
+  json::value o = parse_deep(original, resource, ec);
   if (ec) return edited;
   merge_in_place(e, o);
   return json::serialize(e);

@@ -254,9 +254,10 @@ FieldErrors decode_succeed(const json::object& body, std::optional<std::string>&
 FieldErrors decode_fail(const json::object& body, FailInput& out) {
   FieldErrors errors;
   FieldReader r(body, errors);
-  // FT72: a missing or non-string error is stored as "unspecified error"; long ones are cut.
+  // FT72: a missing or non-string error is stored as "unspecified error"; long ones are cut —
+  // after NULs became three-byte U+FFFD, so that what is stored keeps to the limit.
   if (const json::value* e = r.get("error"); e && e->is_string()) {
-    out.error = sanitize_text(truncate_utf8(e->get_string(), kMaxErrorBytes));
+    out.error = truncate_utf8(sanitize_text(e->get_string()), kMaxErrorBytes);
   } else {
     out.error = "unspecified error";
   }

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "http/api_support.hpp"
+#include "http/message_stream.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::http {
@@ -205,8 +206,11 @@ Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
   std::vector<Message> answered;
   answered.reserve(inserted.size());
   for (auto& item : inserted) answered.push_back(std::move(item.message));
-  co_return text_response(
-      201, message_list_text("messages", answered, {Audience::owner, false}, service_.redactor()));
+  // Built in a local: g++ 12 mishandles temporaries with destructors inside co_await.
+  auto answer = std::make_shared<MessageListStream>(
+      MessageListStream::Shape{R"({"messages":[)", true}, std::move(answered),
+      MessageView{Audience::owner, false}, service_.redactor());
+  co_return co_await streamed_response(201, std::move(answer));
 }
 
 Api::R Api::list(const Request& req, const RouteMatch& m) {
@@ -216,10 +220,15 @@ Api::R Api::list(const Request& req, const RouteMatch& m) {
   params.queue = *queue;
   FieldErrors errors = core::decode_list(req.query, params);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto messages = co_await service_.list(request_context(config_, service_.clock(), req),
-                                         std::move(params));
-  co_return text_response(
-      200, message_list_text("messages", messages, {Audience::people, false}, service_.redactor()));
+  // The page is fixed by its ids; its messages are read and written one at a time, so a page
+  // of large messages is never held whole, however slowly the client reads (architecture.md,
+  // "Bounds").
+  auto ctx = request_context(config_, service_.clock(), req);
+  auto ids = co_await service_.list_ids(ctx, params);
+  auto answer = std::make_shared<MessageListStream>(
+      MessageListStream::Shape{R"({"messages":[)", true}, std::move(ids), service_, std::move(ctx),
+      std::move(params.queue), MessageView{Audience::people, false});
+  co_return co_await streamed_response(200, std::move(answer));
 }
 
 Api::R Api::show(const Request& req, const RouteMatch& m) {
@@ -248,17 +257,18 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
     r.close = true;
     co_return r;
   }
-  const std::vector<Message>& claimed = outcome.messages;
+  std::vector<Message>& claimed = outcome.messages;
 
   std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
   MessageView view{Audience::owner, true};
   if (in.batch) {
-    out += R"("messages":[)";
-    for (std::size_t i = 0; i < claimed.size(); ++i) {
-      if (i > 0) out += ',';
-      append_message(out, claimed[i], view, service_.redactor());
-    }
-    out += "]}";
+    // Up to 100 messages: written one at a time (see list).
+    MessageListStream::Shape shape{out + R"("messages":[)", false};
+    auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
+                                                    service_.redactor());
+    Response r = co_await streamed_response(200, std::move(answer));
+    r.close = shutting_down_.load();
+    co_return r;
   } else if (claimed.empty()) {
     out += R"("message":null})";
   } else {

@@ -4,6 +4,8 @@
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "model/percent.hpp"
+
 namespace dlq::http {
 namespace json = boost::json;
 
@@ -41,7 +43,8 @@ json::object base_problem(const ProblemContext& ctx, int status, std::string_vie
   o["type"] = type;
   o["title"] = title;
   o["status"] = status;
-  o["instance"] = ctx.instance;
+  // The path as received, but never raw bytes that would make the answer invalid UTF-8.
+  o["instance"] = percent_encode_unprintable(ctx.instance);
   o["detail"] = detail;
   o["error"] = error;
   return o;

@@ -2,13 +2,12 @@
 // Beast messages into these and back, so handler code compiles without Beast's templates.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <functional>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -34,10 +33,22 @@ struct Request {
   const std::string* header(std::string_view name) const;
 };
 
+// The rest of a body too large to hold whole (list answers): the session asks for the next
+// piece only once the previous ones are written, so an answer in flight holds one piece, not
+// the whole text, however slowly its client reads.
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  // The next piece of the body; an empty string ends it. A fault ends the connection (the
+  // status line is already sent).
+  virtual boost::asio::awaitable<std::string> next() = 0;
+};
+
 struct Response {
   int status = 200;
   std::string content_type = "application/json";
-  std::string body;
+  std::string body;  // with `stream`: the first part of the body
+  std::shared_ptr<BodyStream> stream;
   std::vector<std::pair<std::string, std::string>> headers;
   bool close = false;  // answer with Connection: close and end the connection
 };

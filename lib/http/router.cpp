@@ -46,13 +46,31 @@ bool Router::matches(const Compiled& c, const std::vector<std::string_view>& seg
   return true;
 }
 
+// Of two patterns that both match a path, the one with a literal where the other captures
+// (leftmost difference first) is the more specific: /messages/batch beats /messages/{id}.
+bool Router::more_specific(const Compiled& a, const Compiled& b) {
+  for (std::size_t i = 0; i < a.segments.size() && i < b.segments.size(); ++i) {
+    bool a_literal = !is_capture(a.segments[i]);
+    bool b_literal = !is_capture(b.segments[i]);
+    if (a_literal != b_literal) return a_literal;
+  }
+  return false;
+}
+
 RouteMatch Router::match(std::string_view method, std::string_view path) const {
   if (method == "HEAD") method = "GET";
   auto segments = split_path(path);
+  // The path belongs to its most specific pattern; only that pattern's routes answer it, so a
+  // wrong method on /messages/batch is 405, not a lookup of message "batch".
+  const Compiled* best = nullptr;
+  for (const auto& c : routes_) {
+    if (matches(c, segments, nullptr) && (!best || more_specific(c, *best))) best = &c;
+  }
   RouteMatch result;
+  if (!best) return result;
   std::vector<std::string> allowed;
   for (const auto& c : routes_) {
-    if (!matches(c, segments, nullptr)) continue;
+    if (c.segments != best->segments || !matches(c, segments, nullptr)) continue;
     if (c.route.method == method) {
       result.route = &c.route;
       matches(c, segments, &result.params);

@@ -1,6 +1,7 @@
 // One table of {method, pattern, access, handler}: finds the handler for a request, or tells a path
 // that exists with another method (405 + Allow) from a path that does not exist (404).
-// Patterns are literal segments and {name} captures; no trailing-slash aliases.
+// Patterns are literal segments and {name} captures; no trailing-slash aliases. A literal
+// segment wins over a capture: a path is answered by its most specific pattern's routes only.
 #pragma once
 
 #include <functional>
@@ -47,6 +48,7 @@ class Router {
   };
   static bool matches(const Compiled& c, const std::vector<std::string_view>& segments,
                       std::vector<std::string_view>* params);
+  static bool more_specific(const Compiled& a, const Compiled& b);
   std::vector<Compiled> routes_;
 };
 

@@ -1,8 +1,7 @@
-// The HTTP/1.1 session loop: timeouts, limits, early errors, keep-alive, lingering close, and
-// the client watch that notices a client hanging up during a long-poll.
+// The HTTP/1.1 session loop: timeouts, limits (what one connection may hold: architecture.md,
+// "Bounds"), early errors, keep-alive, lingering close, and the client watch that notices a
+// client hanging up during a long-poll.
 #include "http/session.hpp"
-
-#include <random>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -12,7 +11,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "http/framing.hpp"
 #include "http/problem.hpp"
+#include "http/wire.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::http {
@@ -45,30 +46,10 @@ void ServerState::close_all() {
 namespace {
 
 constexpr std::size_t kHeaderLimit = 16 * 1024;
-// Only these request headers reach the handlers.
-constexpr std::string_view kForwardedHeaders[] = {"x-request-id", "x-now", "authorization"};
-
-bool valid_request_id(std::string_view id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == ':' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::string generate_request_id() {
-  thread_local std::mt19937_64 engine{std::random_device{}()};
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::uint64_t v = engine();
-  std::string out(16, '0');
-  for (int i = 15; i >= 0; --i) {
-    out[static_cast<std::size_t>(i)] = kHex[v & 0xf];
-    v >>= 4;
-  }
-  return out;
-}
+// The most a connection reads ahead of what the parser consumed: a request head (16 KiB), a
+// chunk-size line with its extensions, a trailer section, bytes pipelined behind a long-poll.
+// Beast bounds none but the head; a full buffer ends the read with buffer_overflow.
+constexpr std::size_t kReadBufferLimit = 64 * 1024;
 
 std::chrono::milliseconds seconds(double s) {
   return std::chrono::milliseconds(static_cast<long long>(s * 1000));
@@ -77,7 +58,7 @@ std::chrono::milliseconds seconds(double s) {
 // The connection, shared by the session coroutine, the client watch and the closer.
 struct Connection : std::enable_shared_from_this<Connection> {
   explicit Connection(asio::ip::tcp::socket socket)
-      : stream(std::move(socket)), watch_done(stream.get_executor()) {}
+      : stream(std::move(socket)), buffer(kReadBufferLimit), watch_done(stream.get_executor()) {}
 
   beast::tcp_stream stream;
   beast::flat_buffer buffer;
@@ -88,8 +69,11 @@ struct Connection : std::enable_shared_from_this<Connection> {
   bool client_gone = false;
 };
 
-// Reads from the socket while a handler waits: an orderly close or a reset means the client is
-// gone; bytes (a pipelined request) stay in the buffer for the next parse.
+// Reads from the socket while a handler waits, until the client closes or the watch is
+// stopped: an orderly close or a reset means the client is gone; bytes (a pipelined request)
+// stay in the buffer for the next parse. A client that pipelines more than the buffer holds
+// behind a long-poll (RFC 9112 section 9.3.2 advises against pipelining after a POST at all)
+// is treated as gone too: the watch could no longer see it leave.
 class ConnectionWatch final : public ClientWatch {
  public:
   explicit ConnectionWatch(std::shared_ptr<Connection> c) : c_(std::move(c)) {}
@@ -117,13 +101,25 @@ class ConnectionWatch final : public ClientWatch {
 
  private:
   static asio::awaitable<void> watch(std::shared_ptr<Connection> c, std::function<void()> on_gone) {
-    auto [ec, n] = co_await c->stream.socket().async_read_some(c->buffer.prepare(4096),
-                                                               asio::as_tuple(use_awaitable));
-    if (!ec) {
-      c->buffer.commit(n);
-    } else if (ec != asio::error::operation_aborted) {
-      c->client_gone = true;
-      on_gone();
+    while (c->watching) {
+      std::size_t room = c->buffer.max_size() - c->buffer.size();
+      beast::error_code ec;
+      std::size_t n = 0;
+      if (room == 0) {
+        ec = bhttp::error::buffer_overflow;
+      } else {
+        std::tie(ec, n) = co_await c->stream.socket().async_read_some(
+            c->buffer.prepare(std::min<std::size_t>(room, 4096)), asio::as_tuple(use_awaitable));
+      }
+      if (!ec) {
+        c->buffer.commit(n);
+        continue;
+      }
+      if (ec != asio::error::operation_aborted) {
+        c->client_gone = true;
+        on_gone();
+      }
+      break;
     }
     c->watch_running = false;
     c->watch_done.cancel();
@@ -132,34 +128,7 @@ class ConnectionWatch final : public ClientWatch {
   std::shared_ptr<Connection> c_;
 };
 
-Request to_request(const bhttp::request<bhttp::string_body>& in) {
-  Request r;
-  r.method = std::string(in.method_string());
-  r.target = std::string(in.target());
-  split_target(r.target, r.path, r.query);
-  for (std::string_view name : kForwardedHeaders) {
-    auto it = in.find(name);
-    if (it != in.end()) r.headers.emplace_back(std::string(name), std::string(it->value()));
-  }
-  const std::string* id = r.header("x-request-id");
-  r.request_id = id && valid_request_id(*id) ? *id : generate_request_id();
-  r.body = in.body();
-  return r;
-}
-
-bhttp::response<bhttp::string_body> to_beast(Response&& r, unsigned version, bool keep_alive,
-                                             const std::string& request_id) {
-  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), version};
-  if (!r.body.empty()) res.set(bhttp::field::content_type, r.content_type);
-  res.set("X-Request-Id", request_id);
-  res.set("X-Content-Type-Options", "nosniff");
-  res.set(bhttp::field::cache_control, "no-store");
-  for (auto& [name, value] : r.headers) res.set(name, value);
-  res.keep_alive(keep_alive && !r.close);
-  res.body() = std::move(r.body);
-  res.prepare_payload();
-  return res;
-}
+using RequestParser = bhttp::request_parser<bhttp::string_body>;
 
 // Errors before a request could be routed (malformed HTTP, oversized body).
 Response early_problem(const Config& config, int status, std::string_view slug,
@@ -185,6 +154,85 @@ asio::awaitable<void> linger(beast::tcp_stream& stream) {
     if (rec) break;
     total += n;
   }
+}
+
+// What reading one request gave: a request to handle (neither member set), an answer to give
+// at once, or nothing to answer (the client left or stalled).
+struct Incoming {
+  std::optional<Response> early;
+  bool ended = false;
+};
+
+std::optional<Response> framing_problem(const Config& config, const RequestParser& parser,
+                                        const std::string& path) {
+  const auto& head = parser.get();
+  std::vector<std::string_view> codings;
+  auto [first, last] = head.equal_range(bhttp::field::transfer_encoding);
+  for (auto it = first; it != last; ++it) codings.push_back(it->value());
+  auto problem = check_framing(head.version(), codings, head.count(bhttp::field::host));
+  if (!problem) return std::nullopt;
+  return early_problem(config, problem->status, problem->slug, problem->title, problem->detail,
+                       problem->error, path);
+}
+
+// Reads the next request's head, checks its framing, then reads its body: all of it within
+// the header timeout, none of it beyond the connection's buffer and the body limit.
+asio::awaitable<Incoming> read_request(beast::tcp_stream& stream, beast::flat_buffer& buffer,
+                                       RequestParser& parser, const Config& config) {
+  Incoming in;
+  // Wait for the next request up to the idle timeout, then give it the header timeout.
+  if (buffer.size() == 0) {
+    stream.expires_after(seconds(config.limits.idle_timeout_seconds));
+    auto [ec, n] = co_await stream.async_read_some(buffer.prepare(8192),
+                                                   asio::as_tuple(use_awaitable));
+    in.ended = static_cast<bool>(ec);
+    if (in.ended) co_return in;
+    buffer.commit(n);
+  }
+  stream.expires_after(seconds(config.limits.header_timeout_seconds));
+  auto [ec, hn] = co_await bhttp::async_read_header(stream, buffer, parser,
+                                                    asio::as_tuple(use_awaitable));
+  // The path as received once the request line was read (Beast keeps it after later errors).
+  std::string target(parser.get().target());
+  std::string path = target.empty() ? "/" : target.substr(0, target.find('?'));
+  if (!ec) {
+    in.early = framing_problem(config, parser, path);
+    if (in.early) co_return in;
+    if (parser.get()[bhttp::field::expect] == "100-continue" && !parser.is_done()) {
+      bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
+      stream.expires_after(seconds(config.limits.write_timeout_seconds));
+      auto [wec, wn] = co_await bhttp::async_write(stream, cont, asio::as_tuple(use_awaitable));
+      in.ended = static_cast<bool>(wec);
+      if (in.ended) co_return in;
+      stream.expires_after(seconds(config.limits.header_timeout_seconds));
+    }
+    std::tie(ec, std::ignore) = co_await bhttp::async_read(stream, buffer, parser,
+                                                           asio::as_tuple(use_awaitable));
+  }
+  if (!ec) co_return in;
+  if (ec == bhttp::error::body_limit) {
+    in.early = early_problem(config, 413, "payload-too-large", "Payload too large",
+                             "the request body exceeds limits.max_body_bytes (" +
+                                 std::to_string(config.limits.max_body_bytes) + " bytes)",
+                             "request body too large", path);
+  } else if (ec == bhttp::error::header_limit) {
+    in.early = early_problem(config, 431, "headers-too-large", "Request headers too large",
+                             "the request headers exceed 16 KiB", "request headers too large",
+                             path);
+  } else if (ec == bhttp::error::buffer_overflow) {
+    in.early = early_problem(config, 400, "bad-request", "Bad request",
+                             "a chunk-size line or the trailer section exceeds 64 KiB",
+                             "malformed HTTP request", path);
+  } else if (ec == beast::error::timeout || ec == asio::error::eof ||
+             ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset ||
+             ec == asio::error::operation_aborted || ec == bhttp::error::partial_message) {
+    in.ended = true;  // the client went away or stalled: nothing to answer
+  } else {
+    in.early = early_problem(config, 400, "bad-request", "Bad request",
+                             "the request is not valid HTTP/1.1: " + ec.message(),
+                             "malformed HTTP request", path);
+  }
+  co_return in;
 }
 
 }  // namespace
@@ -217,69 +265,26 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
   ConnectionWatch watch(conn);
 
   for (;;) {
-    bhttp::request_parser<bhttp::string_body> parser;
+    RequestParser parser;
     parser.body_limit(static_cast<std::uint64_t>(config.limits.max_body_bytes));
     parser.header_limit(kHeaderLimit);
-
-    // Wait for the next request up to the idle timeout, then give it the header timeout.
-    if (buffer.size() == 0) {
-      stream.expires_after(seconds(config.limits.idle_timeout_seconds));
-      auto [ec, n] = co_await stream.async_read_some(buffer.prepare(8192),
-                                                     asio::as_tuple(use_awaitable));
-      if (ec) break;
-      buffer.commit(n);
-    }
-    stream.expires_after(seconds(config.limits.header_timeout_seconds));
-    auto [hec, hn] = co_await bhttp::async_read_header(stream, buffer, parser,
-                                                       asio::as_tuple(use_awaitable));
-    std::optional<Response> early;
-    std::string path = "/";
-    if (!hec) {
-      std::string target(parser.get().target());
-      path = target.substr(0, target.find('?'));
-      if (parser.get()[bhttp::field::expect] == "100-continue" && !parser.is_done()) {
-        bhttp::response<bhttp::empty_body> cont{bhttp::status::continue_, parser.get().version()};
-        auto [wec, wn] = co_await bhttp::async_write(stream, cont, asio::as_tuple(use_awaitable));
-        if (wec) break;
-      }
-      auto [bec, bn] = co_await bhttp::async_read(stream, buffer, parser,
-                                                  asio::as_tuple(use_awaitable));
-      hec = bec;
-    }
-    if (hec == bhttp::error::body_limit) {
-      early = early_problem(config, 413, "payload-too-large", "Payload too large",
-                            "the request body exceeds limits.max_body_bytes (" +
-                                std::to_string(config.limits.max_body_bytes) + " bytes)",
-                            "request body too large", path);
-    } else if (hec == bhttp::error::header_limit) {
-      early = early_problem(config, 431, "headers-too-large", "Request headers too large",
-                            "the request headers exceed 16 KiB", "request headers too large", path);
-    } else if (hec == beast::error::timeout || hec == asio::error::eof ||
-               hec == bhttp::error::end_of_stream || hec == asio::error::connection_reset ||
-               hec == asio::error::operation_aborted || hec == bhttp::error::partial_message) {
-      break;  // the client went away or stalled: nothing to answer
-    } else if (hec) {
-      early = early_problem(config, 400, "bad-request", "Bad request",
-                            "the request is not valid HTTP/1.1: " + hec.message(),
-                            "malformed HTTP request", path);
-    }
+    Incoming in = co_await read_request(stream, buffer, parser, config);
+    if (in.ended) break;
 
     Response response;
-    std::string request_id;
-    unsigned version = 11;
-    bool keep_alive = false;
-    bool head = false;
-    if (early) {
-      response = std::move(*early);
-      request_id = generate_request_id();
+    wire::AnswerOptions answer;
+    answer.write_timeout = seconds(config.limits.write_timeout_seconds);
+    if (in.early) {
+      response = std::move(*in.early);
+      answer.request_id = wire::generate_request_id();
     } else {
       auto& message = parser.get();
-      version = message.version();
-      keep_alive = message.keep_alive();
-      head = message.method() == bhttp::verb::head;
-      Request request = to_request(message);
+      answer.version = message.version();
+      answer.keep_alive = message.keep_alive();
+      answer.head = message.method() == bhttp::verb::head;
+      Request request = wire::to_request(parser.release());
       request.watch = &watch;
-      request_id = request.request_id;
+      answer.request_id = request.request_id;
       ++state.requests_in_flight;
       if (state.shutting_down) {
         response = early_problem(config, 503, "shutting-down", "Shutting down",
@@ -294,25 +299,14 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
         log::debug("request", {{"method", request.method},
                                {"path", request.path},
                                {"status", std::to_string(response.status)},
-                               {"request_id", request_id}});
+                               {"request_id", answer.request_id}});
       }
+      if (conn->client_gone) break;  // nobody to answer
     }
     if (state.shutting_down) response.close = true;
-    bool close = response.close || !keep_alive;
-    auto res = to_beast(std::move(response), version, keep_alive, request_id);
-    stream.expires_after(seconds(config.limits.idle_timeout_seconds));
-    beast::error_code wec;
-    if (head) {
-      bhttp::response<bhttp::empty_body> head_res{std::move(res.base())};
-      std::tie(wec, std::ignore) =
-          co_await bhttp::async_write(stream, head_res, asio::as_tuple(use_awaitable));
-    } else {
-      std::tie(wec, std::ignore) =
-          co_await bhttp::async_write(stream, res, asio::as_tuple(use_awaitable));
-    }
-    if (wec) break;
-    if (close) {
-      if (early) co_await linger(stream);
+    bool keep = co_await wire::write_answer(stream, std::move(response), answer);
+    if (!keep) {
+      if (in.early) co_await linger(stream);
       break;
     }
   }

@@ -1,4 +1,4 @@
-// Percent-decoding.
+// Percent-decoding, and percent-encoding of bytes that are not printable ASCII.
 #include "model/percent.hpp"
 
 namespace dlq {
@@ -29,6 +29,23 @@ std::optional<std::string> percent_decode(std::string_view s, bool plus_is_space
       out += ' ';
     } else {
       out += c;
+    }
+  }
+  return out;
+}
+
+std::string percent_encode_unprintable(std::string_view s) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    auto b = static_cast<unsigned char>(c);
+    if (b > 0x20 && b < 0x7F) {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[b >> 4];
+      out += kHex[b & 0xF];
     }
   }
   return out;

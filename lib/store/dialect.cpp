@@ -48,6 +48,10 @@ Dialect common(Dialect::Kind kind) {
                "ORDER BY created_at, id LIMIT :limit OFFSET :offset";
   d.list_by_status = "SELECT " + kCols + " FROM messages WHERE queue = :queue AND status = :status "
                      "ORDER BY created_at, id LIMIT :limit OFFSET :offset";
+  d.list_ids_all = "SELECT id FROM messages WHERE queue = :queue "
+                   "ORDER BY created_at, id LIMIT :limit OFFSET :offset";
+  d.list_ids_by_status = "SELECT id FROM messages WHERE queue = :queue AND status = :status "
+                         "ORDER BY created_at, id LIMIT :limit OFFSET :offset";
   d.insert_attempt =
       "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
       "error_class, stack, cause, actor, reason, previous_payload) VALUES (:message_id, :attempt, "

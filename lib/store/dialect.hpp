@@ -32,6 +32,8 @@ struct Dialect {
   std::string claim_mark;             // lease_id, until, worker, first_attempt_at, now x3, id
   std::string list_all;               // queue, limit, offset
   std::string list_by_status;         // queue, status, limit, offset
+  std::string list_ids_all;           // queue, limit, offset -> ids
+  std::string list_ids_by_status;     // queue, status, limit, offset -> ids
   std::string reap_select;            // now, limit -> expired processing messages (locked)
   std::string insert_attempt;
   std::string select_attempts;        // message_id

@@ -23,6 +23,7 @@ class Operations {
 
   std::vector<Inserted> insert(const InsertParams& p);
   std::vector<Message> list(const ListParams& p);
+  std::vector<MessageId> list_ids(const ListParams& p);
   std::optional<Message> find(const std::string& queue, MessageId id);
   std::vector<Message> claim(const ClaimParams& p);
   Result<Message> update(const UpdateParams& p);
@@ -106,7 +107,7 @@ class Operations {
 
   std::optional<soci::statement> insert_, insert_many_, find_key_holder_, select_, select_locked_,
       update_, update_with_attempt_, key_holders_, claim_, claim_select_, claim_mark_, list_all_,
-      list_by_status_, reap_, insert_attempt_, attempts_, next_due_, next_lease_, stats_all_,
+      list_by_status_, list_ids_all_, list_ids_by_status_, reap_, insert_attempt_, attempts_, next_due_, next_lease_, stats_all_,
       stats_one_;
   QueueStats stats_row_;
 };

@@ -31,6 +31,36 @@ std::vector<Message> Operations::list(const ListParams& p) {
   return fetch_messages(st);
 }
 
+std::vector<MessageId> Operations::list_ids(const ListParams& p) {
+  in_queue_ = p.queue;
+  in_limit_ = p.limit;
+  in_offset_ = p.offset;
+  soci::statement* st = nullptr;
+  if (p.status) {
+    in_status_ = std::string(to_string(*p.status));
+    st = &statement(list_ids_by_status_, c_.dialect().list_ids_by_status,
+                    [](Operations& o, soci::statement& s) {
+                      s.exchange(soci::into(o.out_id_));
+                      s.exchange(soci::use(o.in_queue_));
+                      s.exchange(soci::use(o.in_status_));
+                      s.exchange(soci::use(o.in_limit_));
+                      s.exchange(soci::use(o.in_offset_));
+                    });
+  } else {
+    st = &statement(list_ids_all_, c_.dialect().list_ids_all, [](Operations& o, soci::statement& s) {
+      s.exchange(soci::into(o.out_id_));
+      s.exchange(soci::use(o.in_queue_));
+      s.exchange(soci::use(o.in_limit_));
+      s.exchange(soci::use(o.in_offset_));
+    });
+  }
+  std::vector<MessageId> out;
+  st->execute(false);
+  while (st->fetch()) out.push_back(out_id_);
+  c_.finish(*st);
+  return out;
+}
+
 std::optional<Message> Operations::find(const std::string& queue, MessageId id) {
   in_queue_ = queue;
   in_id_ = id;

@@ -126,6 +126,10 @@ awaitable<std::vector<Message>> SqlStore::messages_list(ListParams p) {
   return read<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.list(p); });
 }
 
+awaitable<std::vector<MessageId>> SqlStore::messages_list_ids(ListParams p) {
+  return read<std::vector<MessageId>>([p = std::move(p)](Operations& ops) { return ops.list_ids(p); });
+}
+
 awaitable<std::optional<Message>> SqlStore::message_find(std::string queue, MessageId id) {
   return read<std::optional<Message>>(
       [queue = std::move(queue), id](Operations& ops) { return ops.find(queue, id); });

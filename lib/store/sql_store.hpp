@@ -37,6 +37,7 @@ class SqlStore final : public Store {
 
   awaitable<std::vector<Inserted>> messages_insert(InsertParams p) override;
   awaitable<std::vector<Message>> messages_list(ListParams p) override;
+  awaitable<std::vector<MessageId>> messages_list_ids(ListParams p) override;
   awaitable<std::optional<Message>> message_find(std::string queue, MessageId id) override;
   awaitable<std::vector<Message>> messages_claim(ClaimParams p) override;
   awaitable<Result<Message>> message_update(UpdateParams p) override;

@@ -164,6 +164,9 @@ class Store {
 
   virtual awaitable<std::vector<Inserted>> messages_insert(InsertParams p) = 0;
   virtual awaitable<std::vector<Message>> messages_list(ListParams p) = 0;
+  // The ids of the page messages_list would return, in its order (a page fixed by its ids,
+  // whose messages are then read one at a time: an answer never holds the whole page).
+  virtual awaitable<std::vector<MessageId>> messages_list_ids(ListParams p) = 0;
   virtual awaitable<std::optional<Message>> message_find(std::string queue, MessageId id) = 0;
   // Atomically moves up to `max` due pending messages to processing and returns them in claim
   // order (priority, then created_at, then id).

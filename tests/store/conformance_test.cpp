@@ -256,6 +256,13 @@ BOOST_AUTO_TEST_CASE(list_orders_by_created_at_then_id_and_filters) {
   auto only = wait(store->messages_list(processing));
   BOOST_REQUIRE_EQUAL(only.size(), 1u);
   BOOST_TEST(only[0].id == early.id);
+  // The ids of a page, in the page's order.
+  auto ids = wait(store->messages_list_ids(all));
+  BOOST_TEST(ids == (std::vector<MessageId>{early.id, tie.id, late.id}), boost::test_tools::per_element());
+  BOOST_TEST(wait(store->messages_list_ids(page)) == std::vector<MessageId>{late.id},
+             boost::test_tools::per_element());
+  BOOST_TEST(wait(store->messages_list_ids(processing)) == std::vector<MessageId>{early.id},
+             boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(claim_takes_priority_then_fifo_and_sets_the_lease) {

@@ -46,6 +46,15 @@ BOOST_AUTO_TEST_CASE(comments_trailing_commas_and_fractional_durations) {
   BOOST_TEST(c.defaults.backoff.initial_seconds == 0.1);
 }
 
+BOOST_AUTO_TEST_CASE(write_timeout_has_its_own_key) {
+  BOOST_TEST(parse_config("{}").limits.write_timeout_seconds == 30);
+  Config c = parse_config(R"({"limits": {"write_timeout_seconds": 1.5}})");
+  BOOST_TEST(c.limits.write_timeout_seconds == 1.5);
+  BOOST_TEST(parse_config(print_config(c)).limits.write_timeout_seconds == 1.5);
+  BOOST_TEST(config_error(R"({"limits": {"write_timeout_seconds": 0}})")
+                 .find("limits.write_timeout_seconds") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_TEST(config_error(R"({"limts": {}})").find("\"limts\": unknown key") != std::string::npos);
   BOOST_TEST(config_error(R"({"limits": {"max_body_bytes": "1"}})").find("limits.max_body_bytes") !=

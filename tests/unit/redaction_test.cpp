@@ -2,6 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include <random>
+#include <regex>
+
 #include "core/redaction.hpp"
 
 using dlq::core::Redactor;
@@ -27,7 +30,7 @@ BOOST_AUTO_TEST_CASE(masks_matching_keys_at_any_depth_and_case) {
 BOOST_AUTO_TEST_CASE(payloads_without_matches_are_returned_byte_for_byte) {
   Redactor r(kDefault);
   for (std::string p : {std::string(R"({ "a" : 1,   "b":[1, 2] })"), std::string("plain text password=x"),
-                        std::string("[1,2]"), std::string("{broken"), std::string("")}) {
+                        std::string("[1,2]"), std::string("")}) {
     BOOST_TEST(r.payload(p) == p);
   }
 }
@@ -60,6 +63,88 @@ BOOST_AUTO_TEST_CASE(masks_left_in_an_edited_payload_keep_the_original_values) {
   auto replaced = json::parse(r.merge_masks(original, R"({"password":"new"})"));
   BOOST_TEST(replaced.at("password").as_string() == "new");
   BOOST_TEST(r.merge_masks(original, "not json ***") == "not json ***");
+}
+
+BOOST_AUTO_TEST_CASE(payloads_that_start_like_json_but_do_not_parse_are_withheld) {
+  Redactor r(kDefault);
+  std::string withheld(Redactor::kWithheld);
+  // Malformed, a lone surrogate escape, nested deeper than the redactor parses: the keys cannot
+  // be read, so nothing is shown.
+  BOOST_TEST(r.payload("{broken") == withheld);
+  BOOST_TEST(r.payload(R"({"password":"hunter2","x":"\ud800"})") == withheld);
+  BOOST_TEST(r.payload(R"(  [{"token":"t"}, "\udc00"])") == withheld);
+  std::string deep = std::string(Redactor::kMaxDepth + 1, '[') + R"({"password":"p"})" +
+                     std::string(Redactor::kMaxDepth + 1, ']');
+  BOOST_TEST(r.payload(deep) == withheld);
+  // A valid surrogate pair is fine; so is a payload that does not start like JSON.
+  BOOST_TEST(json::parse(r.payload(R"({"password":"p","e":"\ud83d\ude00"})")).at("password") == "***");
+  BOOST_TEST(r.payload(R"(password=x [\ud800)") == R"(password=x [\ud800)");
+  // With redaction off, everything is shown as stored.
+  BOOST_TEST(Redactor({}).payload("{broken") == "{broken");
+}
+
+BOOST_AUTO_TEST_CASE(payloads_nested_beyond_the_json_default_depth_are_masked) {
+  Redactor r(kDefault);
+  // Boost.JSON's default limit is 32 levels; the redactor reads as deep as kMaxDepth.
+  const std::size_t depth = Redactor::kMaxDepth - 1;
+  std::string deep;
+  for (std::size_t i = 0; i < depth; ++i) deep += R"({"a":)";
+  deep += R"({"password":"hunter2"})";
+  deep += std::string(depth, '}');
+  std::string masked = r.payload(deep);
+  BOOST_TEST(masked.find("hunter2") == std::string::npos);
+  BOOST_TEST(masked.find(R"({"password":"***"})") != std::string::npos);
+  std::string merged = r.merge_masks(deep, masked);
+  BOOST_TEST(merged.find("hunter2") != std::string::npos);
+}
+
+// Texts as large as the fields that carry them: a 16 KiB stack of NULs is stored as 48 KiB of
+// U+FFFD. std::regex recursed once per character here and overflowed the stack.
+BOOST_AUTO_TEST_CASE(text_masking_handles_the_largest_texts_in_linear_time) {
+  Redactor r(kDefault);
+  const std::size_t big = 3 * 16 * 1024;
+  std::string value(big, 'x');
+  BOOST_TEST(r.text("password=" + value) == "password=***");
+  BOOST_TEST(r.text("Authorization: Bearer " + value) == "Authorization: Bearer ***");
+  std::string fffd;
+  for (std::size_t i = 0; i < 16 * 1024; ++i) fffd += "\xEF\xBF\xBD";
+  BOOST_TEST(r.text("secret: " + fffd + " tail") == "secret: *** tail");
+  std::string spaces = "token=" + std::string(big, ' ');
+  BOOST_TEST(r.text(spaces) == spaces);
+  std::string repeated;
+  while (repeated.size() < 4 * 1024 * 1024) repeated += "password=a&Bearer b ";
+  std::string masked = r.text(repeated);
+  BOOST_TEST(masked.find("password=a") == std::string::npos);
+  BOOST_TEST(masked.find("Bearer b") == std::string::npos);
+  BOOST_TEST(masked.starts_with("password=***&Bearer *** password=***"));
+}
+
+// The scanner replaced these regular expressions; on inputs short enough for std::regex it
+// must mask exactly what they masked.
+BOOST_AUTO_TEST_CASE(text_masking_matches_the_former_regular_expressions) {
+  std::vector<std::string> fields = {"password", "token", "api_key"};
+  Redactor r(fields);
+  const std::regex bearer(R"((Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+)", std::regex::icase);
+  std::vector<std::regex> patterns;
+  for (const auto& f : fields) {
+    patterns.emplace_back("(\"?" + f + "\"?\\s*[:=]\\s*\"?)(?!\\*\\*\\*|Bearer\\b|Basic\\b)[^\\s\"&,;}]+",
+                          std::regex::icase);
+  }
+  auto expected = [&](const std::string& text) {
+    std::string out = std::regex_replace(text, bearer, "$1 ***");
+    for (const auto& p : patterns) out = std::regex_replace(out, p, "$1***");
+    return out;
+  };
+  const std::vector<std::string> atoms = {
+      "password", "PassWord", "token", "api_key", "Bearer", "bAsIc", "basics", "=", ":", " ",
+      "\t", "\"", "***", "*", "&", ",", ";", "}", "{", "x", "Y9", "-", "/", "\xC3\xA9", "_"};
+  std::mt19937 rng(20260601);
+  for (int n = 0; n < 20000; ++n) {
+    std::string text;
+    int parts = static_cast<int>(rng() % 12);
+    for (int i = 0; i < parts; ++i) text += atoms[rng() % atoms.size()];
+    BOOST_TEST_REQUIRE(r.text(text) == expected(text), "text: " << text);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -13,6 +13,7 @@ Router make_router() {
   };
   r.add("POST", "/queues/{queue}/messages", none);
   r.add("GET", "/queues/{queue}/messages", none);
+  r.add("POST", "/queues/{queue}/messages/batch", none);
   r.add("GET", "/queues/{queue}/messages/{id}", none);
   r.add("POST", "/queues/{queue}/messages/{id}/fail", none);
   return r;
@@ -44,6 +45,21 @@ BOOST_AUTO_TEST_CASE(known_path_wrong_method_lists_allow) {
   BOOST_TEST(m.allow == "GET, HEAD, POST");
   auto fail = r.match("GET", "/queues/q/messages/1/fail");
   BOOST_TEST(fail.allow == "POST");
+}
+
+BOOST_AUTO_TEST_CASE(a_literal_segment_wins_over_a_capture) {
+  Router r = make_router();
+  auto post = r.match("POST", "/queues/q/messages/batch");
+  BOOST_REQUIRE(post.route);
+  BOOST_TEST(post.route->pattern == "/queues/{queue}/messages/batch");
+  // GET /messages/batch is not "show message batch": the path is the batch route's.
+  auto get = r.match("GET", "/queues/q/messages/batch");
+  BOOST_TEST(!get.route);
+  BOOST_TEST(get.allow == "POST");
+  auto show = r.match("GET", "/queues/q/messages/7");
+  BOOST_REQUIRE(show.route);
+  BOOST_TEST(show.route->pattern == "/queues/{queue}/messages/{id}");
+  BOOST_TEST(r.match("POST", "/queues/q/messages/7").allow == "GET, HEAD");
 }
 
 BOOST_AUTO_TEST_CASE(unknown_paths_match_nothing) {
