@@ -208,7 +208,7 @@ Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
   for (auto& item : inserted) answered.push_back(std::move(item.message));
   // Built in a local: g++ 12 mishandles temporaries with destructors inside co_await.
   auto answer = std::make_shared<MessageListStream>(
-      MessageListStream::Shape{R"({"messages":[)", true}, std::move(answered),
+      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(answered),
       MessageView{Audience::owner, false}, service_.redactor());
   co_return co_await streamed_response(201, std::move(answer));
 }
@@ -226,7 +226,7 @@ Api::R Api::list(const Request& req, const RouteMatch& m) {
   auto ctx = request_context(config_, service_.clock(), req);
   auto ids = co_await service_.list_ids(ctx, params);
   auto answer = std::make_shared<MessageListStream>(
-      MessageListStream::Shape{R"({"messages":[)", true}, std::move(ids), service_, std::move(ctx),
+      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(ids), service_, std::move(ctx),
       std::move(params.queue), MessageView{Audience::people, false});
   co_return co_await streamed_response(200, std::move(answer));
 }
@@ -263,7 +263,7 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
   MessageView view{Audience::owner, true};
   if (in.batch) {
     // Up to 100 messages: written one at a time (see list).
-    MessageListStream::Shape shape{out + R"("messages":[)", false};
+    MessageListStream::Shape shape{out + R"("messages":[)", false, ""};
     auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
                                                     service_.redactor());
     Response r = co_await streamed_response(200, std::move(answer));

@@ -3,6 +3,7 @@
 
 #include "http/api.hpp"
 #include "http/api_support.hpp"
+#include "http/message_stream.hpp"
 
 namespace dlq::http {
 namespace json = boost::json;
@@ -35,6 +36,33 @@ json::object entry_json(const AuditEntry& e) {
   return o;
 }
 
+// The page written one entry at a time: an entry can carry two payloads (a payload edit), so the
+// page's whole text is never held (architecture.md, "Bounds"); each entry is freed once written.
+class EntryStream final : public BodyStream {
+ public:
+  EntryStream(std::vector<AuditEntry> entries, json::value next)
+      : entries_(std::move(entries)), next_(std::move(next)) {}
+
+  boost::asio::awaitable<std::string> next() override {
+    if (done_) co_return std::string();
+    if (position_ == entries_.size()) {
+      done_ = true;
+      co_return "],\"count\":" + std::to_string(entries_.size()) +
+          ",\"next_after_id\":" + json::serialize(next_) + "}";
+    }
+    std::string out = position_ == 0 ? "{\"entries\":[" : ",";
+    out += json::serialize(entry_json(entries_[position_]));
+    entries_[position_++] = AuditEntry{};
+    co_return out;
+  }
+
+ private:
+  std::vector<AuditEntry> entries_;
+  json::value next_;
+  std::size_t position_ = 0;
+  bool done_ = false;
+};
+
 }  // namespace
 
 Api::R Api::audit(const Request& req, const RouteMatch&) {
@@ -46,14 +74,12 @@ Api::R Api::audit(const Request& req, const RouteMatch&) {
   auto entries =
       co_await service_.audit(request_context(config_, service_.clock(), req), std::move(query));
   json::value next = trim_page(entries, limit, [](const AuditEntry& e) { return e.id; });
-  json::array items;
-  for (const auto& e : entries) items.push_back(entry_json(e));
-  json::object body;
-  std::size_t count = items.size();
-  body["entries"] = std::move(items);
-  body["count"] = count;
-  body["next_after_id"] = std::move(next);
-  co_return json_response(200, body);
+  if (entries.empty()) {
+    co_return json_response(200, json::object{{"entries", json::array{}}, {"count", 0},
+                                              {"next_after_id", std::move(next)}});
+  }
+  co_return co_await streamed_response(
+      200, std::make_shared<EntryStream>(std::move(entries), std::move(next)));
 }
 
 }  // namespace dlq::http

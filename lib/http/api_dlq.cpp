@@ -5,6 +5,7 @@
 #include "core/desk_requests.hpp"
 #include "http/api.hpp"
 #include "http/api_support.hpp"
+#include "http/message_stream.hpp"
 
 namespace dlq::http {
 namespace json = boost::json;
@@ -64,11 +65,11 @@ Api::R Api::dead_letters(const Request& req, const RouteMatch&) {
   auto messages = co_await desk_.list(request_context(config_, service_.clock(), req),
                                       std::move(params));
   json::value next = trim_page(messages, limit, [](const Message& m) { return m.id; });
-  std::string body =
-      message_list_text("messages", messages, {Audience::people, false}, service_.redactor());
-  body.pop_back();  // the closing brace: next_after_id follows "count"
-  body += ",\"next_after_id\":" + json::serialize(next) + "}";
-  co_return text_response(200, std::move(body));
+  // Written one message at a time (architecture.md, "Bounds"): never the page's whole text.
+  auto answer = std::make_shared<MessageListStream>(
+      MessageListStream::Shape{R"({"messages":[)", true, ",\"next_after_id\":" + json::serialize(next)},
+      std::move(messages), MessageView{Audience::people, false}, service_.redactor());
+  co_return co_await streamed_response(200, std::move(answer));
 }
 
 // The preview answer, the same for replay and dismiss (needs_acknowledgement empty for the latter).

@@ -51,7 +51,8 @@ boost::asio::awaitable<std::string> MessageListStream::next() {
         co_return out;
       }
       stage_ = Stage::closed;
-      co_return shape_.with_count ? "],\"count\":" + std::to_string(written_) + "}" : "]}";
+      co_return (shape_.with_count ? "],\"count\":" + std::to_string(written_) : std::string("]")) +
+          shape_.tail + "}";
     case Stage::closed:
       break;
   }

@@ -23,6 +23,7 @@ class MessageListStream final : public BodyStream {
   struct Shape {
     std::string open;
     bool with_count = true;
+    std::string tail;  // more members after count, e.g. `,"next_after_id":42`
   };
 
   // Messages already in memory (claim and batch answers): each is released once written.
