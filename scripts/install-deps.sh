@@ -7,18 +7,19 @@ set -euo pipefail
 # DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc).
 if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
   packages=(
-    libboost-json1.81.0 libboost-program-options1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
+    libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
     libsoci-postgresql4.0 libspdlog1.10 libfmt9 libpq5 libsqlite3-0 libssl3
   )
 else
   packages=(
     g++ cmake make ca-certificates
     libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
+    libboost-url1.81-dev
     libsoci-dev libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev libssl-dev
   )
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
-  packages+=(postgresql sqlite3 curl bc)
+  packages+=(postgresql sqlite3 curl bc openssl)
   # promtool checks /metrics; it comes with Debian's prometheus package, whose daemon we keep
   # from starting (see below).
   packages+=(prometheus)

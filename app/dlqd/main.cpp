@@ -31,6 +31,7 @@
 #include "core/retention.hpp"
 #include "core/task_host.hpp"
 #include "http/api.hpp"
+#include "ops/alerts.hpp"
 #include "ops/metrics.hpp"
 #include "http/server.hpp"
 #include "model/logging.hpp"
@@ -194,6 +195,12 @@ int run(const Options& options) {
   dlq::core::AccessControl access(config);
   dlq::ops::Metrics metrics(static_cast<std::size_t>(config.metrics.max_queue_labels));
   service.events().subscribe([&metrics](const dlq::core::Event& e) { metrics.record(e); });
+  dlq::ops::Alerts alerts(config, metrics, store.node_id());
+  if (alerts.enabled()) {
+    service.events().subscribe([&alerts](const dlq::core::Event& e) { alerts.record(e); });
+    tasks.add(alerts.delivery_task());
+    tasks.add(alerts.threshold_task(service));
+  }
   std::atomic<bool> shutting_down{false};
   dlq::http::Api api(service, desk, store, tasks, access, metrics, config, shutting_down);
   dlq::http::Server server(ioc, api, config, shutting_down);

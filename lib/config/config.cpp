@@ -114,27 +114,46 @@ void visit_policy(V& v, QueuePolicy& p) {
   v.error_classes("non_retryable", p.non_retryable);
 }
 
-// queues.<name>.retention: only the members given override the global retention.
+// An object of a queue's own (queues.<name>.retention, .alerts) whose members, when given,
+// override the global ones; the printer shows only those given.
 template <class V>
-void visit_queue_retention(V& v, RetentionOverride& r) {
-  auto member = [](V& o, const char* key, std::optional<double>& value) {
-    if constexpr (std::is_same_v<V, config_detail::Parser>) {
-      double parsed = -1;
-      o.number(key, parsed, 0, 1e10);
-      if (parsed >= 0) value = parsed;
-    } else if (value) {
-      o.number(key, *value, 0, 1e10);
-    }
-  };
-  bool any = r.succeeded_seconds || r.dead_seconds || r.dismissed_seconds;
+void visit_overrides(V& v, const char* key,
+                     std::initializer_list<std::pair<const char*, std::optional<double>*>> members,
+                     double max) {
   if constexpr (std::is_same_v<V, config_detail::Printer>) {
+    bool any = false;
+    for (const auto& [name, value] : members) any = any || value->has_value();
     if (!any) return;
   }
-  v.object("retention", [&](V& o) {
-    member(o, "succeeded_seconds", r.succeeded_seconds);
-    member(o, "dead_seconds", r.dead_seconds);
-    member(o, "dismissed_seconds", r.dismissed_seconds);
+  v.object(key, [&](V& o) {
+    for (const auto& [name, value] : members) {
+      if constexpr (std::is_same_v<V, config_detail::Parser>) {
+        double parsed = -1;
+        o.number(name, parsed, 0, max);
+        if (parsed >= 0) *value = parsed;
+      } else if (*value) {
+        o.number(name, **value, 0, max);
+      }
+    }
   });
+}
+
+template <class V>
+void visit_queue_overrides(V& v, QueuePolicy& p) {
+  visit_overrides(v, "retention",
+                  {{"succeeded_seconds", &p.retention.succeeded_seconds},
+                   {"dead_seconds", &p.retention.dead_seconds},
+                   {"dismissed_seconds", &p.retention.dismissed_seconds}},
+                  1e10);
+  visit_overrides(v, "alerts",
+                  {{"dead_depth", &p.alerts.dead_depth},
+                   {"oldest_dead_age_seconds", &p.alerts.oldest_dead_age_seconds}},
+                  1e10);
+}
+
+std::optional<std::string> check_webhook_url(const std::string& s) {
+  if (s.empty() || s.starts_with("http://") || s.starts_with("https://")) return std::nullopt;
+  return "must be an http:// or https:// URL (or empty: no alerts)";
 }
 
 template <class V>
@@ -189,8 +208,12 @@ void visit_tail(V& v, Config& c) {
     b.number("default_rate_per_second", c.batch_replay.default_rate_per_second, 0.1, 1000);
   });
   v.object("alerts", [&c](V& a) {
-    a.string("webhook_url", c.alerts.webhook_url);
+    a.string("webhook_url", c.alerts.webhook_url, check_webhook_url);
     a.number("min_interval_seconds", c.alerts.min_interval_seconds, 0, 1e7);
+    a.string("ca_file", c.alerts.ca_file);
+    a.number("timeout_seconds", c.alerts.timeout_seconds, 0.1, 300);
+    a.number("dead_depth", c.alerts.dead_depth, 0, 1e10);
+    a.number("oldest_dead_age_seconds", c.alerts.oldest_dead_age_seconds, 0, 1e10);
   });
   v.object("log", [&c](V& l) {
     l.choice("level", c.log.level, kLevels);
@@ -221,7 +244,7 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   v.named_objects("queues", check_queue_name, [&c](std::string_view name, Parser& q) {
     QueuePolicy policy = c.defaults;
     visit_policy(q, policy);
-    visit_queue_retention(q, policy.retention);
+    visit_queue_overrides(q, policy);
     c.queues.insert_or_assign(std::string(name), std::move(policy));
   });
   v.named_objects("job_types", check_job_type, [&c](std::string_view name, Parser& j) {
@@ -290,6 +313,16 @@ RetentionPolicy Config::retention_for(std::string_view queue) const {
   return r;
 }
 
+AlertThresholds Config::alerts_for(std::string_view queue) const {
+  AlertThresholds a = alerts;
+  auto it = queues.find(queue);
+  if (it == queues.end()) return a;
+  const auto& o = it->second.alerts;
+  if (o.dead_depth) a.dead_depth = *o.dead_depth;
+  if (o.oldest_dead_age_seconds) a.oldest_dead_age_seconds = *o.oldest_dead_age_seconds;
+  return a;
+}
+
 Config parse_config(std::string_view text) {
   json::parse_options options;
   options.allow_comments = true;
@@ -347,7 +380,7 @@ std::string print_config(const Config& config) {
   visit_common(p, c);
   p.named<decltype(c.queues)>("queues", c.queues, [](Printer& q, QueuePolicy& policy) {
     visit_policy(q, policy);
-    visit_queue_retention(q, policy.retention);
+    visit_queue_overrides(q, policy);
   });
   p.named<decltype(c.job_types)>("job_types", c.job_types, [](Printer& j, JobTypePolicy& policy) {
     j.boolean("idempotent", policy.idempotent);

@@ -35,6 +35,18 @@ struct RetentionOverride {
   std::optional<double> dismissed_seconds;
 };
 
+// When a queue's dead letters call for an alert (0: never). The leader checks them.
+struct AlertThresholds {
+  double dead_depth = 1000;
+  double oldest_dead_age_seconds = 86400;
+};
+
+// A queue's own thresholds: each member that is set replaces the global one.
+struct AlertOverride {
+  std::optional<double> dead_depth;
+  std::optional<double> oldest_dead_age_seconds;
+};
+
 // The retry policy of one queue: `defaults`, overridden key by key under `queues.<name>`.
 struct QueuePolicy {
   int max_retries = 3;
@@ -45,6 +57,7 @@ struct QueuePolicy {
   std::vector<ErrorClass> non_retryable = {ErrorClass::invalid_input, ErrorClass::not_found,
                                            ErrorClass::auth};
   RetentionOverride retention;  // queues.<name>.retention only
+  AlertOverride alerts;          // queues.<name>.alerts only
 };
 
 struct JobTypePolicy {
@@ -101,9 +114,11 @@ struct Config {
     double preview_ttl_seconds = 600;
     double default_rate_per_second = 10;
   } batch_replay;
-  struct Alerts {
-    std::string webhook_url;
+  struct Alerts : AlertThresholds {
+    std::string webhook_url;  // empty: no alerts
     double min_interval_seconds = 300;
+    std::string ca_file;      // empty: the system's CA store
+    double timeout_seconds = 5;
   } alerts;
   struct Log {
     log::Level level = log::Level::info;
@@ -122,6 +137,7 @@ struct Config {
   const QueuePolicy& policy_for(std::string_view queue) const;
   // The retention of one queue: its own values merged over `retention`.
   RetentionPolicy retention_for(std::string_view queue) const;
+  AlertThresholds alerts_for(std::string_view queue) const;
 };
 
 class ConfigError : public std::runtime_error {

@@ -75,8 +75,25 @@ BOOST_AUTO_TEST_CASE(errors_name_the_key) {
   BOOST_TEST(both.find("log.level") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(documented_keys_of_unbuilt_features_are_refused) {
-  BOOST_TEST(config_error(R"({"alerts": {}})").find("not supported yet") != std::string::npos);
+// Every documented key is built now (the last were retention and alerts); their checks hold.
+BOOST_AUTO_TEST_CASE(alerts_and_retention_keys_are_checked_and_merge_per_queue) {
+  Config c = parse_config(R"({"alerts": {"webhook_url": "https://hooks.example/x", "dead_depth": 5},
+                               "retention": {"dead_seconds": 60},
+                               "queues": {"q": {"alerts": {"dead_depth": 2},
+                                                "retention": {"succeeded_seconds": 0}}}})");
+  BOOST_TEST(c.alerts_for("q").dead_depth == 2);
+  BOOST_TEST(c.alerts_for("q").oldest_dead_age_seconds == 86400);
+  BOOST_TEST(c.alerts_for("other").dead_depth == 5);
+  BOOST_TEST(c.retention_for("q").succeeded_seconds == 0);
+  BOOST_TEST(c.retention_for("q").dead_seconds == 60);
+  Config again = parse_config(print_config(c));
+  BOOST_TEST(again.alerts_for("q").dead_depth == 2);
+  BOOST_TEST(again.retention_for("q").succeeded_seconds == 0);
+  BOOST_TEST(!again.queues.at("q").retention.dead_seconds.has_value());
+  BOOST_TEST(config_error(R"({"alerts": {"webhook_url": "ftp://x"}})").find("alerts.webhook_url") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"queues": {"q": {"retention": {"dead_seconds": -1}}}})")
+                 .find("queues.q.retention.dead_seconds") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(access_tokens_are_checked_and_print_back) {
