@@ -8,6 +8,9 @@
 #   scripts/bench.sh --auth     dlqd CPU per request with an access token against none
 #   scripts/bench.sh --desk     the dead-letter desk with 1,000,000 dead messages: /dlq pages,
 #                               a 100,000-message preview, W3 beside a 500/s replay run
+#   scripts/bench.sh --ops      /metrics with 1,000,000 messages in 1,000 queues, enqueue p99
+#                               during a retention sweep of 1,000,000 rows, W3 with and without
+#                               the access log
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,13 +18,15 @@ quick=0
 scale=0
 auth=0
 desk=0
+ops=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
     --scale) scale=1 ;;
     --auth) auth=1 ;;
     --desk) desk=1 ;;
-    *) echo "usage: $0 [--quick | --scale | --auth | --desk]" >&2; exit 2 ;;
+    --ops) ops=1 ;;
+    *) echo "usage: $0 [--quick | --scale | --auth | --desk | --ops]" >&2; exit 2 ;;
   esac
 done
 
@@ -128,10 +133,11 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 cpu_us_per() { echo "scale=1; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $3" | bc; }
 median3() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# seed_dead DB_FILE QUEUE_EXPR COUNT JOB_TYPE_EXPR: COUNT dead rows straight into a migrated
-# SQLite file (dlqd stopped), as if each had failed once; i runs 1..COUNT in the expressions.
+# seed_dead DB_FILE QUEUE_EXPR COUNT JOB_TYPE_EXPR [STATUS] [T0]: COUNT dead (or STATUS) rows
+# straight into a migrated SQLite file (dlqd stopped), as if each had failed once; i runs
+# 1..COUNT in the expressions; times start at T0 (ms; default 2100-01-01, so ages stay positive).
 seed_dead() {
-  local t0=4102444800000  # 2100-01-01: ages stay positive
+  local t0="${6:-4102444800000}" status="${5:-dead}"
   sqlite3 "$1" <<SQL
 PRAGMA synchronous = OFF;
 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < $3)
@@ -139,11 +145,80 @@ INSERT INTO messages (queue, payload, status, retry_count, max_retries, last_err
   updated_at, job_type, error_class, dead_reason, attempts, first_attempt_at, last_attempt_at,
   dead_at, life_started_at, status_at)
 SELECT $2, '{"n":' || i || ',"password":"hunter2","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}',
-  'dead', 1, 1, 'smtp timeout', $t0 + i, $t0 + i, $4,
+  '$status', 1, 1, 'smtp timeout', $t0 + i, $t0 + i, $4,
   CASE WHEN i % 100 = 0 THEN 'auth' ELSE 'transient' END, 'retries_exhausted', 1, $t0 + i,
   $t0 + i, $t0 + i, $t0 + i, $t0 + i FROM n;
 SQL
 }
+
+if [ "$ops" = 1 ]; then
+  OPS_ROWS="${DLQ_OPS_ROWS:-1000000}"
+  echo "== ops: /metrics and retention with $OPS_ROWS rows (SQLite FULL)" >&2
+  db="$work/ops.db"
+  start_dlqd ops "sqlite:$db" full
+  stop_dlqd
+  seed_dead "$db" "'q' || (i % 1000)" "$OPS_ROWS" "'job'"
+  start_dlqd ops "sqlite:$db" full
+  echo
+  line="$("$bench" get --port "$port" --target /metrics --messages 20)"
+  # metrics.cache_seconds is 1: requests a second apart each read the database.
+  scrape_ms=""
+  for _ in 1 2 3 4 5; do
+    sleep 1.1
+    scrape_ms+="$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$port/metrics") "
+  done
+  echo "/metrics, $OPS_ROWS messages in 1000 queues: uncached scrapes (s): $scrape_ms;" \
+       "cached p50 $(echo "$line" | grep -o '"p50_ms":[0-9.]*' | cut -d: -f2) ms"
+  stop_dlqd
+
+  # A retention sweep of OPS_ROWS succeeded rows (an hour old, window one minute) while
+  # producers enqueue: the enqueue latency it costs.
+  db="$work/sweep.db"
+  start_dlqd sweep "sqlite:$db" full
+  stop_dlqd
+  now_ms="$(($(date +%s) * 1000))"
+  seed_dead "$db" "'old' || (i % 10)" "$OPS_ROWS" "'job'" succeeded "$((now_ms - 3600000 - OPS_ROWS))"
+  baseline="$(start_dlqd sweep0 "sqlite:$work/none.db" full; "$bench" enqueue --port "$port" --queue live --messages 20000 --connections 4; stop_dlqd)"
+  cat > "$work/sweep.json" <<JSON
+{ "database": { "url": "sqlite:$db" }, "log": { "level": "warn" },
+  "retention": { "succeeded_seconds": 60, "sweep_interval_seconds": 1 } }
+JSON
+  "$dlqd" --config "$work/sweep.json" --listen 127.0.0.1:0 > "$work/sweep.out" 2> "$work/sweep.log" &
+  pid=$!
+  for _ in $(seq 1 500); do grep -q "listening on" "$work/sweep.out" 2>/dev/null && break; sleep 0.02; done
+  port="$(grep -o '[0-9]*$' "$work/sweep.out" | head -n 1)"
+  sweep_start="$(date +%s.%N)"
+  during="$("$bench" enqueue --port "$port" --queue live --messages 20000 --connections 4)"
+  until [ "$(curl -s "http://127.0.0.1:$port/queues/old0/stats" | grep -o '"succeeded":[0-9]*' | cut -d: -f2)" = 0 ]; do sleep 0.5; done
+  sweep_s="$(echo "$(date +%s.%N) - $sweep_start" | bc)"
+  stop_dlqd
+  field() { echo "$1" | grep -o "\"$2\":[0-9.]*" | cut -d: -f2; }
+  echo "enqueue (4 connections) alone: p50 $(field "$baseline" p50_ms) ms, p99 $(field "$baseline" p99_ms) ms;" \
+       "during the sweep: p50 $(field "$during" p50_ms) ms, p99 $(field "$during" p99_ms) ms;" \
+       "the sweep of $OPS_ROWS rows took ${sweep_s} s"
+
+  # W3 with the access log on (log.level info) against off, interleaved.
+  declare -a on=() off=()
+  for round in 1 2 3; do
+    for mode in off on; do
+      cat > "$work/access_$mode.json" <<JSON
+{ "database": { "url": "sqlite:$work/access_${mode}_$round.db" },
+  "log": { "level": "info", "access": $([ "$mode" = on ] && echo true || echo false) } }
+JSON
+      "$dlqd" --config "$work/access_$mode.json" --listen 127.0.0.1:0 > "$work/a.out" 2> "$work/a_$mode$round.log" &
+      pid=$!
+      for _ in $(seq 1 500); do grep -q "listening on" "$work/a.out" 2>/dev/null && break; sleep 0.02; done
+      port="$(grep -o '[0-9]*$' "$work/a.out" | head -n 1)"
+      rate="$("$bench" mixed --port "$port" --queue w3 --producers 8 --workers 8 --seconds "$W_SECONDS" | grep -o '"rate":[0-9.]*' | cut -d: -f2)"
+      echo "  round $round, access log $mode: W3 $rate msg/s" >&2
+      if [ "$mode" = on ]; then on+=("$rate"); else off+=("$rate"); fi
+      stop_dlqd
+    done
+  done
+  a="$(median3 "${off[@]}")"; b="$(median3 "${on[@]}")"
+  echo "W3 access log off (median) $a msg/s; on $b msg/s; on/off $(echo "scale=3; $b / $a" | bc)"
+  exit 0
+fi
 
 if [ "$desk" = 1 ]; then
   DESK_DEAD="${DLQ_DESK_DEAD:-1000000}"

@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
   po::options_description desc(
       "dlq-bench WORKLOAD --port N [options]\n"
       "workloads: enqueue, batch_enqueue, drain, mixed, dead_letter, healthz, wakeup,\n"
-      "           due_accuracy, idle_pollers, claim_latency, get, expect\nOptions");
+      "           due_accuracy, idle_pollers, claim_latency, get, crash_load, expect\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("workload", po::value(&workload)->required(), "what to run")
@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
       ("payload-bytes", po::value(&o.payload_bytes)->default_value(100), "payload size")
       ("expect", po::value(&o.expect), "expect: counts such as ready=100,dead=0")
       ("target", po::value(&o.target), "get: the path (and query) to GET, --messages times")
+      ("out", po::value(&o.out), "crash_load: folder for the enqueued/succeeded id logs")
       ("token", po::value(&token), "send Authorization: Bearer TOKEN with every request");
   po::positional_options_description positional;
   positional.add("workload", 1);

@@ -25,6 +25,7 @@ struct Options {
   int payload_bytes = 100;
   std::string expect;  // expect: "ready=20000,succeeded=0" checked against the queue's stats
   std::string target;  // get: the path and query to GET
+  std::string out;     // crash_load: the folder its acknowledgement logs go to
 };
 
 struct Result {

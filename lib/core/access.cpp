@@ -12,11 +12,20 @@ namespace {
 
 constexpr std::string_view kAnonymous = "anonymous";
 
+// OpenSSL 3 looks an algorithm up (under a lock) on every EVP_sha256() digest: fetch it once,
+// and keep one digest context per thread, so checking a token takes no lock.
 std::array<unsigned char, 32> sha256(std::string_view text) {
+  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+  struct Context {
+    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+    ~Context() { EVP_MD_CTX_free(ctx); }
+  };
+  thread_local Context local;
   std::array<unsigned char, 32> out{};
   unsigned int size = 0;
-  if (EVP_Digest(text.data(), text.size(), out.data(), &size, EVP_sha256(), nullptr) != 1 ||
-      size != out.size()) {
+  if (!kSha256 || !local.ctx || EVP_DigestInit_ex(local.ctx, kSha256, nullptr) != 1 ||
+      EVP_DigestUpdate(local.ctx, text.data(), text.size()) != 1 ||
+      EVP_DigestFinal_ex(local.ctx, out.data(), &size) != 1 || size != out.size()) {
     throw std::runtime_error("SHA-256 failed");
   }
   return out;

@@ -71,22 +71,6 @@ Dialect common(Dialect::Kind kind) {
       "ORDER BY id";
   d.next_due = "SELECT MIN(retry_after) FROM messages WHERE status = 'pending' "
                "AND retry_after IS NOT NULL AND retry_after > :now";
-  // Ready: pending and due; it has been ready since its retry time or since it became pending.
-  std::string stats =
-      "SELECT queue, "
-      "SUM(CASE WHEN status = 'pending' AND (retry_after IS NULL OR retry_after <= :now1) "
-      "THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN status = 'pending' AND retry_after > :now2 THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN status = 'processing' THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN status = 'dead' THEN 1 ELSE 0 END), "
-      "SUM(CASE WHEN status = 'dismissed' THEN 1 ELSE 0 END), "
-      "MIN(CASE WHEN status = 'pending' AND (retry_after IS NULL OR retry_after <= :now3) "
-      "THEN COALESCE(retry_after, status_at) END), "
-      "MIN(CASE WHEN status = 'dead' THEN dead_at END) "
-      "FROM messages";
-  d.stats_all = stats + " GROUP BY queue ORDER BY queue";
-  d.stats_one = stats + " WHERE queue = :queue GROUP BY queue";
   d.next_lease_expiry =
       "SELECT MIN(lease_expires_at) FROM messages WHERE status = 'processing' "
       "AND lease_expires_at IS NOT NULL";

@@ -39,8 +39,6 @@ struct Dialect {
   std::string select_attempts;        // message_id
   std::string next_due;               // now
   std::string next_lease_expiry;
-  std::string stats_all;  // now x3
-  std::string stats_one;  // now x3, queue
   // Named binds (:node, :now, :renewed, :stale_before), bound by name where they run.
   std::string leadership_renew;
   std::string leadership_select;

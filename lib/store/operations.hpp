@@ -72,7 +72,6 @@ class Operations {
   void write_message(const Message& m);
   // PostgreSQL: write_message and one history entry in one statement.
   void write_message_and_history(const Message& m, const AttemptRecord& a);
-  static void bind_stats(Operations& o, soci::statement& st);
   static void bind_claim_filter(Operations& o, soci::statement& st);
   void append_history(const std::vector<AttemptRecord>& history);
 
@@ -107,9 +106,7 @@ class Operations {
 
   std::optional<soci::statement> insert_, insert_many_, find_key_holder_, select_, select_locked_,
       update_, update_with_attempt_, key_holders_, claim_, claim_select_, claim_mark_, list_all_,
-      list_by_status_, list_ids_all_, list_ids_by_status_, reap_, insert_attempt_, attempts_, next_due_, next_lease_, stats_all_,
-      stats_one_;
-  QueueStats stats_row_;
+      list_by_status_, list_ids_all_, list_ids_by_status_, reap_, insert_attempt_, attempts_, next_due_, next_lease_;
 };
 
 }  // namespace dlq::store

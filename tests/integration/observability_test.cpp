@@ -225,7 +225,7 @@ BOOST_AUTO_TEST_CASE(purge_validates_deletes_in_batches_and_is_audited) {
   BOOST_TEST(stats.at("succeeded").as_int64() == 0);
   BOOST_TEST(stats.at("ready").as_int64() == 1);
   auto audit = c.get("/audit?action=purge").json();
-  BOOST_TEST(audit.at("count").as_int64() == 3);  // batches of 1,000, 1,000 and 500
+  BOOST_TEST(audit.at("count").as_int64() == 10);  // batches of 250
   BOOST_TEST(str(audit.at("entries").as_array()[0], "actor") == "anonymous");
   BOOST_TEST(str(audit.at("entries").as_array()[0].at("filter"), "status") == "succeeded");
 }
