@@ -10,8 +10,8 @@ namespace json = boost::json;
 
 namespace {
 
-// A batch holds the SQLite writer while it runs: 250 rows took about 40 ms under load, where 1,000
-// kept concurrent enqueues waiting 270 ms (bench.sh --ops).
+// A batch holds the SQLite writer while it runs: short batches keep live writes waiting little
+// (bench.sh --ops: enqueue p99 13 ms during a sweep of a million rows, 5 ms without one).
 constexpr int kBatch = 250;
 
 json::object counts_json(const std::vector<std::pair<std::string, long long>>& by_queue) {

@@ -1,6 +1,6 @@
 // Deleting finished messages: retention (a leader-only task: succeeded, dismissed and dead
 // messages past their configured age, dead ones aged from dead_at) and an operator's purge of
-// one queue. Both delete in batches of at most 1,000 rows, each batch one transaction with its
+// one queue. Both delete in batches of 250 rows, each batch one transaction with its
 // audit entry (retention_purge or purge), so the SQLite writer is never held for long and live
 // traffic goes between batches. Nothing else ever deletes a message; no size cap exists.
 #pragma once

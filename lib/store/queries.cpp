@@ -116,7 +116,7 @@ Schedule Operations::schedule(TimeMs now) {
   return s;
 }
 
-// Four index-only questions instead of one pass over every row (migration 006): counts per
+// Four index-only questions instead of one pass over every row (migrations 006 and 007): counts per
 // status, how many pending ones wait for a later time, the oldest ready, the oldest dead.
 std::vector<QueueStats> Operations::stats(const std::optional<std::string>& queue, TimeMs now) {
   std::map<std::string, QueueStats> by_queue;
