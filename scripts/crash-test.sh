@@ -33,7 +33,7 @@ pid=""
 pg_started=0
 cleanup() {
   if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
-  if [ "$pg_started" = 1 ]; then DLQ_PG_PORT=55434 scripts/pg-cluster.sh stop >/dev/null 2>&1 || true; fi
+  if [ "$pg_started" = 1 ]; then DLQ_PG_PORT=55435 scripts/pg-cluster.sh stop >/dev/null 2>&1 || true; fi
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -50,9 +50,9 @@ start_dlqd() {  # start_dlqd DB_URL
 # sql DB_URL QUERY: one value, from the database itself.
 sql() {
   if [[ "$1" == sqlite:* ]]; then
-    sqlite3 "${1#sqlite:}" "$2"
+    sqlite3 -bail -cmd ".timeout 10000" "${1#sqlite:}" "$2"
   else
-    psql -qtA "$1" -c "$2"
+    PGOPTIONS='-c client_min_messages=warning' psql -qtA "$1" -c "$2"
   fi
 }
 
@@ -60,7 +60,8 @@ sql() {
 load_ids() {
   sql "$1" "DROP TABLE IF EXISTS $2; CREATE TABLE $2 (id BIGINT)" >/dev/null
   if [[ "$1" == sqlite:* ]]; then
-    sqlite3 "${1#sqlite:}" ".import $3 $2"
+    # dlqd is running: wait for its writer rather than lose rows of the import.
+    sqlite3 -bail -cmd ".timeout 10000" "${1#sqlite:}" ".import $3 $2"
   else
     psql -qtA "$1" -c "\\copy $2 FROM '$3'" >/dev/null
   fi
@@ -71,15 +72,21 @@ check() {  # check DB_URL LABEL: the promises, after a restart
   local db="$1" label="$2"
   load_ids "$db" acked_enqueued "$work/enqueued"
   load_ids "$db" acked_succeeded "$work/succeeded"
-  local missing undone twice unknown acked total
+  if [ "$(sql "$db" "SELECT COUNT(*) FROM acked_enqueued")" != "$(wc -l < "$work/enqueued")" ] ||
+     [ "$(sql "$db" "SELECT COUNT(*) FROM acked_succeeded")" != "$(wc -l < "$work/succeeded")" ]; then
+    echo "$label: the acknowledged ids did not all load" >&2
+    failures=$((failures + 1))
+  fi
+  local missing undone twice unknown acked succeeded total
   acked="$(sql "$db" "SELECT COUNT(DISTINCT id) FROM acked_enqueued")"
+  succeeded="$(sql "$db" "SELECT COUNT(DISTINCT id) FROM acked_succeeded")"
   missing="$(sql "$db" "SELECT COUNT(*) FROM acked_enqueued a WHERE NOT EXISTS (SELECT 1 FROM messages m WHERE m.id = a.id)")"
   undone="$(sql "$db" "SELECT COUNT(*) FROM acked_succeeded a JOIN messages m ON m.id = a.id WHERE m.status <> 'succeeded'")"
   twice="$(sql "$db" "SELECT COUNT(*) FROM (SELECT message_id FROM attempts WHERE outcome = 'succeeded' GROUP BY message_id HAVING COUNT(*) > 1) t")"
   unknown="$(sql "$db" "SELECT COUNT(*) FROM messages WHERE status NOT IN ('pending','processing','succeeded','dead','dismissed')")"
   total="$(sql "$db" "SELECT COUNT(*) FROM messages")"
-  printf '%-22s acknowledged %6s  rows %6s  missing %s  success undone %s  succeeded twice %s  bad status %s\n' \
-    "$label" "$acked" "$total" "$missing" "$undone" "$twice" "$unknown"
+  printf '%-22s enqueued %6s  succeeded %6s  rows %6s | missing %s  success undone %s  succeeded twice %s  bad status %s\n' \
+    "$label" "$acked" "$succeeded" "$total" "$missing" "$undone" "$twice" "$unknown"
   if [ "$missing" != 0 ] || [ "$undone" != 0 ] || [ "$twice" != 0 ] || [ "$unknown" != 0 ]; then
     failures=$((failures + 1))
   fi
@@ -98,6 +105,8 @@ run_backend() {  # run_backend NAME DB_URL
     sleep "$(awk -v s="$seconds" -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.3 + (s - 0.3) * r / 32768 }')"
     kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
     wait "$load" || true
+    # DLQ_CRASH_SELFTEST=1 claims an enqueue the server never answered: the check must fail.
+    if [ "${DLQ_CRASH_SELFTEST:-0}" = 1 ]; then echo 999999999 >> "$work/enqueued"; fi
     start_dlqd "$db"
     check "$db" "$name round $round"
     kill -TERM "$pid"; wait "$pid" || true; pid=""
@@ -117,7 +126,7 @@ if [ "$backend" = sqlite ] || [ "$backend" = both ]; then
   run_backend sqlite "sqlite:$work/crash.db"
 fi
 if [ "$backend" = postgresql ] || [ "$backend" = both ]; then
-  admin="$(DLQ_PG_DURABLE=1 DLQ_PG_PORT=55434 scripts/pg-cluster.sh start)"
+  admin="$(DLQ_PG_DURABLE=1 DLQ_PG_PORT=55435 scripts/pg-cluster.sh start)"
   pg_started=1
   psql -qtA "$admin" -c "CREATE DATABASE dlq_crash" >/dev/null
   run_backend postgresql "${admin%/*}/dlq_crash"

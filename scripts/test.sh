@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
 # -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
-# ASan+UBSan and runs the unit and integration suites on SQLite.
+# ASan+UBSan and runs the unit and integration suites on SQLite. A short crash test (kill -9 under
+# load, both backends) runs between the two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +21,14 @@ DLQ_TEST_PG_URL="$(scripts/pg-cluster.sh start)"
 export DLQ_TEST_PG_URL
 
 echo "== Release suites (SQLite and PostgreSQL)"
+phase=$SECONDS
 ctest --test-dir build/release --output-on-failure --timeout 900
+echo "   (Release suites: $((SECONDS - phase)) s)"
+
+echo "== Crash test, short form (kill -9 under load; the full run is scripts/crash-test.sh)"
+phase=$SECONDS
+DLQ_CRASH_BUILD=0 scripts/crash-test.sh --rounds 3 --seconds 3
+echo "   (crash test: $((SECONDS - phase)) s)"
 
 echo "== ASan+UBSan build"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
@@ -32,6 +40,8 @@ echo "   (ASan+UBSan build: $((SECONDS - phase)) s)"
 echo "== Sanitized suites (SQLite)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+phase=$SECONDS
 ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite)$'
+echo "   (sanitized suites: $((SECONDS - phase)) s)"
 
 echo "== All tests passed (${SECONDS} s in all)"

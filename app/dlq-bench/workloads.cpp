@@ -202,8 +202,8 @@ Result mixed(const Options& o) {
   return r;
 }
 
-// The crash test's load (scripts/crash-test.sh): producers and workers like W3 until --seconds
-// pass or dlqd goes away (kill -9). Every id answered 201 is appended to <out>/enqueued, every
+// The crash test's load (scripts/crash-test.sh): producers and workers like W3 (whose messages
+// succeed, fail or are abandoned) until --seconds pass or dlqd goes away (kill -9). Every id answered 201 is appended to <out>/enqueued, every
 // id answered 200 to a succeed to <out>/succeeded, flushed line by line: what the server
 // acknowledged, to check against the database after the restart.
 Result crash_load(const Options& o) {
@@ -231,6 +231,14 @@ Result crash_load(const Options& o) {
         if (!body.at("claimed").as_bool()) continue;
         const auto& m = body.at("message");
         auto id = m.at("id").as_int64();
+        // Mixed outcomes: every 7th message is walked away from (its lease expires), every 5th
+        // fails each time it is tried (three tries: dead), the rest succeed.
+        if (id % 7 == 0) continue;
+        if (id % 5 == 0) {
+          auto failure = json::serialize(json::object{{"lease_id", m.at("lease_id")}, {"error", "crash test"}});
+          co_await c.request(http_verb::post, message_path(o, id, "fail"), failure);
+          continue;
+        }
         auto lease = json::serialize(json::object{{"lease_id", m.at("lease_id")}});
         auto ok = co_await c.request(http_verb::post, message_path(o, id, "succeed"), lease);
         if (ok.status == 200) {
