@@ -174,12 +174,15 @@ int run(const Options& options) {
     setrlimit(RLIMIT_NOFILE, &files);
   }
 
-  dlq::store::SqlStoreOptions store_options{dlq::parse_database_url(config.database.url),
-                                            config.database.sqlite_synchronous,
-                                            config.database.pool_size,
-                                            config.database.group_commit_max_batch,
-                                            config.database.group_commit_max_wait_us,
-                                            dlq::seconds_to_ms(config.database.leader_takeover_seconds)};
+  dlq::store::SqlStoreOptions store_options{
+      dlq::parse_database_url(config.database.url, config.database.connect_timeout_seconds),
+      config.database.sqlite_synchronous,
+      config.database.pool_size,
+      config.database.group_commit_max_batch,
+      config.database.group_commit_max_wait_us,
+      dlq::seconds_to_ms(config.database.leader_takeover_seconds),
+      dlq::seconds_to_ms(config.database.statement_timeout_seconds),
+      config.testing.sqlite_max_page_count};
   int threads = config.threads > 0 ? config.threads
                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 

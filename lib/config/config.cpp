@@ -166,6 +166,8 @@ void visit_database(V& d, Config::Database& db) {
     g.integer("max_wait_us", db.group_commit_max_wait_us, 0, 100000);
   });
   d.number("leader_takeover_seconds", db.leader_takeover_seconds, 1, 3600);
+  d.integer("connect_timeout_seconds", db.connect_timeout_seconds, 2, 3600);
+  d.number("statement_timeout_seconds", db.statement_timeout_seconds, 0.1, 86400);
 }
 
 template <class V>
@@ -224,7 +226,10 @@ void visit_tail(V& v, Config& c) {
     m.number("cache_seconds", c.metrics.cache_seconds, 0, 3600);
     m.integer("max_queue_labels", c.metrics.max_queue_labels, 1, 100000);
   });
-  v.object("testing", [&c](V& t) { t.boolean("allow_clock_override", c.testing.allow_clock_override); });
+  v.object("testing", [&c](V& t) {
+    t.boolean("allow_clock_override", c.testing.allow_clock_override);
+    t.integer("sqlite_max_page_count", c.testing.sqlite_max_page_count, 0, 1LL << 40);
+  });
 }
 
 std::optional<std::string> check_queue_name(std::string_view name) {

@@ -83,6 +83,10 @@ struct Config {
     // PostgreSQL: after the leader dies or loses its lock connection, another node leads within
     // this bound.
     double leader_takeover_seconds = 5;
+    // PostgreSQL: how long connecting may take (a `connect_timeout` in the URL wins), and how long
+    // one statement may run, before the request is answered 503.
+    int connect_timeout_seconds = 5;
+    double statement_timeout_seconds = 30;
   } database;
   int threads = 0;
   struct Limits {
@@ -131,6 +135,9 @@ struct Config {
   } metrics;
   struct Testing {
     bool allow_clock_override = false;
+    // SQLite: the most pages the database file may hold (PRAGMA max_page_count); 0: no limit.
+    // Lets tests fill the "disk" without a small mount.
+    long long sqlite_max_page_count = 0;
   } testing;
 
   // The policy of one queue (its overrides merged over `defaults`).

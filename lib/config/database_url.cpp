@@ -28,7 +28,7 @@ std::string conninfo_value(const std::string& v) {
 
 }  // namespace
 
-DatabaseTarget parse_database_url(const std::string& url) {
+DatabaseTarget parse_database_url(const std::string& url, int connect_timeout_seconds) {
   std::string_view u = url;
   if (u.starts_with("sqlite:")) {
     std::string_view path = u.substr(7);
@@ -110,8 +110,10 @@ DatabaseTarget parse_database_url(const std::string& url) {
   add("user", user);
   add("password", password);
   ci += params;
-  // A database that does not answer must not hang requests: fail the connect after 5 s.
-  if (params.find(" connect_timeout=") == std::string::npos) ci += " connect_timeout='5'";
+  // A database that does not answer must not hang requests: the connect fails after a bound.
+  if (params.find(" connect_timeout=") == std::string::npos) {
+    ci += " connect_timeout='" + std::to_string(connect_timeout_seconds) + "'";
+  }
   return t;
 }
 

@@ -12,7 +12,8 @@ struct DatabaseTarget {
   std::string libpq_conninfo; // postgresql only: "host=... port=... dbname=... user=..."
 };
 
-// Throws ConfigError naming what is wrong.
-DatabaseTarget parse_database_url(const std::string& url);
+// Throws ConfigError naming what is wrong. PostgreSQL: connecting gives up after
+// connect_timeout_seconds unless the URL sets its own `connect_timeout`.
+DatabaseTarget parse_database_url(const std::string& url, int connect_timeout_seconds = 5);
 
 }  // namespace dlq

@@ -133,6 +133,11 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
     log::warn("database unavailable", {{"path", req.path}, {"error", e.what()}});
     co_return problem(pc, 503, "database-unavailable", "Database unavailable",
                       "the database cannot be reached; retry later", "database unavailable");
+  } catch (const StorageFull& e) {
+    log::error("database full", {{"path", req.path}, {"error", e.what()}});
+    co_return problem(pc, 507, "storage-full", "Insufficient storage",
+                      "the database is out of space; nothing of this request was written",
+                      "storage full");
   } catch (const ShuttingDown&) {
     Response r = problem(pc, 503, "shutting-down", "Shutting down",
                          "the server is shutting down; retry on another node or later",

@@ -62,6 +62,13 @@ class DatabaseUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The database is out of space (SQLite SQLITE_FULL, PostgreSQL disk_full): answered 507; the
+// write was rolled back whole.
+class StorageFull : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 // The server is shutting down and takes no new work.
 class ShuttingDown : public std::runtime_error {
  public:

@@ -2,6 +2,8 @@
 // into dlq's fault types (DatabaseUnavailable is answered 503, the rest 500).
 #include "store/connection.hpp"
 
+#include <sys/socket.h>
+
 #include <filesystem>
 
 #include <soci/postgresql/soci-postgresql.h>
@@ -9,6 +11,7 @@
 
 #include "model/error.hpp"
 #include "model/logging.hpp"
+#include "store/statement_watch.hpp"
 
 namespace dlq::store {
 namespace {
@@ -56,6 +59,9 @@ Connection::Connection(ConnectionOptions options)
                                                       ? "NORMAL" : "FULL"));
       execute("PRAGMA foreign_keys=OFF");
       execute("PRAGMA temp_store=MEMORY");
+      if (options_.sqlite_max_page_count > 0) {
+        execute("PRAGMA max_page_count=" + std::to_string(options_.sqlite_max_page_count));
+      }
     } else {
       // Server notices ("relation already exists, skipping") go to the log, not to stderr.
       auto* backend = static_cast<soci::postgresql_session_backend*>(session_.get_backend());
@@ -67,7 +73,7 @@ Connection::Connection(ConnectionOptions options)
             log::debug("postgresql notice", {{"message", text}});
           },
           nullptr);
-      execute("SET statement_timeout = '30s'");
+      execute("SET statement_timeout = " + std::to_string(options_.statement_timeout_ms));
       execute("SET lock_timeout = '10s'");
       // An idle-in-transaction session would hold snapshots that slow every claim.
       execute("SET idle_in_transaction_session_timeout = '60s'");
@@ -75,9 +81,33 @@ Connection::Connection(ConnectionOptions options)
   } catch (const soci::soci_error&) {
     rethrow_database_error("configuring the database connection");
   }
+  if (options_.watch && !is_sqlite()) options_.watch->add(this);
 }
 
-Connection::~Connection() = default;
+Connection::~Connection() {
+  if (options_.watch) options_.watch->remove(this);
+}
+
+void Connection::mark_busy() {
+  interrupted_ = false;
+  auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  busy_since_ = now == 0 ? 1 : now;
+}
+
+void Connection::mark_idle() { busy_since_ = 0; }
+
+std::optional<std::chrono::steady_clock::time_point> Connection::busy_since() const {
+  auto since = busy_since_.load();
+  if (since == 0) return std::nullopt;
+  return std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(since));
+}
+
+bool Connection::interrupt() {
+  if (is_sqlite() || interrupted_.exchange(true)) return false;
+  auto* backend = static_cast<soci::postgresql_session_backend*>(session_.get_backend());
+  int fd = backend->conn_ != nullptr ? PQsocket(backend->conn_) : -1;
+  return fd >= 0 && ::shutdown(fd, SHUT_RDWR) == 0;
+}
 
 void Connection::begin_write() { execute(dialect_->begin_write); }
 
@@ -135,10 +165,11 @@ void rethrow_database_error(const std::string& context) {
     throw;
   } catch (const soci::sqlite3_soci_error& e) {
     switch (e.result() & 0xff) {
+      case SQLITE_FULL:
+        throw StorageFull(context + ": " + e.what());
       case SQLITE_BUSY:
       case SQLITE_LOCKED:
       case SQLITE_IOERR:
-      case SQLITE_FULL:
       case SQLITE_CANTOPEN:
       case SQLITE_READONLY:
       case SQLITE_NOMEM:
@@ -148,11 +179,13 @@ void rethrow_database_error(const std::string& context) {
     }
   } catch (const soci::postgresql_soci_error& e) {
     std::string state = e.sqlstate();
+    if (state == "53100") throw StorageFull(context + ": " + e.what());  // disk_full
     // 08: connection exception; 57P: operator intervention (shutdown); 53: insufficient
-    // resources; 40001/40P01: serialization failure/deadlock; 55P03: lock not available.
+    // resources; 40001/40P01: serialization failure/deadlock; 55P03: lock not available;
+    // 57014: statement_timeout (database.statement_timeout_seconds) cancelled the statement.
     // No SQLSTATE at all: libpq lost the server before it could answer.
     if (state.empty() || state.starts_with("08") || state.starts_with("57P") || state.starts_with("53") ||
-        state == "40001" || state == "40P01" || state == "55P03" ||
+        state == "40001" || state == "40P01" || state == "55P03" || state == "57014" ||
         e.get_error_category() == soci::soci_error::connection_error) {
       throw DatabaseUnavailable(context + ": " + e.what());
     }

@@ -3,7 +3,10 @@
 // of database errors into dlq's fault types. Used by exactly one store thread at a time.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <soci/soci.h>
@@ -16,6 +19,10 @@ namespace dlq::store {
 struct ConnectionOptions {
   DatabaseTarget target;
   std::string sqlite_synchronous = "full";
+  long long statement_timeout_ms = 30000;  // PostgreSQL
+  long long sqlite_max_page_count = 0;     // SQLite; 0: no limit
+  // PostgreSQL: cuts off a job that holds the connection past its bound (statement_watch.hpp).
+  std::shared_ptr<class StatementWatch> watch;
 };
 
 class Connection {
@@ -49,10 +56,20 @@ class Connection {
   // replaces the connection.
   bool broken() const;
 
+  // The statement watch's view: the owner marks the connection busy while a job runs on it;
+  // the watch thread may interrupt() it, which shuts its socket down (PostgreSQL; once per busy
+  // spell). Returns whether it did.
+  void mark_busy();
+  void mark_idle();
+  std::optional<std::chrono::steady_clock::time_point> busy_since() const;
+  bool interrupt();
+
  private:
   ConnectionOptions options_;
   const Dialect* dialect_;
   soci::session session_;
+  std::atomic<std::chrono::steady_clock::rep> busy_since_{0};  // 0: idle
+  std::atomic<bool> interrupted_{false};
 };
 
 // A unique constraint refused the statement (the idempotency index, on either database).

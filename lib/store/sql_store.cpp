@@ -12,6 +12,7 @@
 
 #include "store/connection.hpp"
 #include "store/migrations.hpp"
+#include "store/statement_watch.hpp"
 #include "store/operations.hpp"
 #include "store/pg_leader.hpp"
 #include "store/pg_listener.hpp"
@@ -86,7 +87,13 @@ std::string make_node_id() {
 }  // namespace
 
 SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node_(make_node_id()) {
-  ConnectionOptions co{options_.target, options_.sqlite_synchronous};
+  ConnectionOptions co{options_.target, options_.sqlite_synchronous, options_.statement_timeout_ms,
+                       options_.sqlite_max_page_count, nullptr};
+  if (options_.target.backend == DatabaseTarget::Backend::postgresql) {
+    // A job may run a second longer than one statement may: past that the server has gone silent.
+    co.watch = std::make_shared<StatementWatch>(
+        std::chrono::milliseconds(options_.statement_timeout_ms + 1000));
+  }
   auto first = std::make_unique<Connection>(co);
   apply_migrations(*first);
   SessionFactory sessions{[co] { return std::make_unique<Connection>(co); }, node_};

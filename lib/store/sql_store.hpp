@@ -26,6 +26,9 @@ struct SqlStoreOptions {
   int group_commit_max_wait_us = 0;
   // PostgreSQL: the bound on a leader takeover (database.leader_takeover_seconds).
   TimeMs leader_takeover_ms = 5000;
+  // PostgreSQL: statement_timeout of every connection. SQLite: max_page_count (0: none).
+  TimeMs statement_timeout_ms = 30000;
+  long long sqlite_max_page_count = 0;
 };
 
 class SqlStore final : public Store {

@@ -41,6 +41,21 @@ bool open_session(Session& s, const SessionFactory& factory, std::exception_ptr&
   }
 }
 
+// Marks the session's connection idle again when a job is done with it (the job marks it busy
+// once it has a connection: see StatementWatch).
+class BusySpell {
+ public:
+  explicit BusySpell(Session& s) : s_(s) {}
+  ~BusySpell() {
+    if (s_.connection) s_.connection->mark_idle();
+  }
+  BusySpell(const BusySpell&) = delete;
+  BusySpell& operator=(const BusySpell&) = delete;
+
+ private:
+  Session& s_;
+};
+
 void close_if_broken(Session& s) {
   if (s.connection && s.connection->broken()) {
     log::warn("database connection lost; reconnecting on next use");
@@ -133,6 +148,7 @@ void Writer::loop(Session& session) {
 bool Writer::begin(Session& s, std::exception_ptr& error) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!open_session(s, factory_, error)) return false;
+    s.connection->mark_busy();
     try {
       s.connection->begin_write();
       error = nullptr;  // a failed first attempt must not be reported for a committed write
@@ -167,6 +183,7 @@ void Writer::run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch
 // the commit itself failed (then nothing is applied either, and every job gets that error).
 bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
                           std::exception_ptr& commit_error) {
+  BusySpell spell(s);
   if (!begin(s, commit_error)) return true;
   Connection& c = *s.connection;
   for (auto& job : batch) {
@@ -197,6 +214,7 @@ void Writer::commit(Connection& c) {
 }
 
 void Writer::run_alone(Session& s, StoreJob& job) {
+  BusySpell spell(s);
   std::exception_ptr error;
   if (!begin(s, error)) {
     job.complete(error);
@@ -233,9 +251,11 @@ void Readers::loop() {
     // Reads are idempotent: a connection that died while idle is replaced and the query tried
     // once more, so one restart of the database does not fail a request per reader thread.
     std::exception_ptr error;
+    BusySpell spell(session);
     for (int attempt = 0; attempt < 2; ++attempt) {
       error = nullptr;
       if (!open_session(session, factory_, error)) break;
+      session.connection->mark_busy();
       try {
         job->run(*session.ops);
         break;
