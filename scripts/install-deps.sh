@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # DLQ_RUNTIME_ONLY=1: only the shared libraries dlqd links (the Docker runtime image).
-# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc).
+# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc, clang for the fuzzer).
 if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
   packages=(
     libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
@@ -19,7 +19,7 @@ else
   )
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
-  packages+=(postgresql sqlite3 curl bc openssl)
+  packages+=(postgresql sqlite3 curl bc openssl clang-14 libclang-rt-14-dev)
   # promtool checks /metrics; it comes with Debian's prometheus package, whose daemon we keep
   # from starting (see below).
   packages+=(prometheus)

@@ -2,7 +2,7 @@
 # Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
 # -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
 # ASan+UBSan and runs the unit and integration suites on SQLite. A short crash test (kill -9 under
-# load, both backends) runs between the two.
+# load, both backends) runs between the two, and a minute of fuzzing (libFuzzer) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,5 +43,10 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 phase=$SECONDS
 ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite)$'
 echo "   (sanitized suites: $((SECONDS - phase)) s)"
+
+echo "== Fuzzing the request path for 60 s (clang, ASan+UBSan; a longer run: scripts/fuzz.sh 1800)"
+phase=$SECONDS
+JOBS="$jobs" scripts/fuzz.sh 60
+echo "   (fuzz build and run: $((SECONDS - phase)) s)"
 
 echo "== All tests passed (${SECONDS} s in all)"

@@ -60,7 +60,11 @@ awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
     const std::pair<Status, double> ages[] = {{Status::succeeded, scope.retention.succeeded_seconds},
                                               {Status::dismissed, scope.retention.dismissed_seconds},
                                               {Status::dead, scope.retention.dead_seconds}};
-    for (auto [status, seconds] : ages) {
+    for (const auto& age : ages) {
+      // Named copies, not a structured binding: the lambda below captures them (clang 14,
+      // which builds the fuzzer, cannot capture bindings).
+      const Status status = age.first;
+      const double seconds = age.second;
       if (seconds <= 0 || !keep_going()) continue;  // 0: kept forever
       store::PurgeParams params;
       params.status = status;
