@@ -359,6 +359,7 @@ echo "== long-poll latency and idle cost (SQLite FULL)" >&2
 run sqlite_full wakeup --queue wake --rounds "$WAKE_ROUNDS"
 run sqlite_full due_accuracy --queue due --messages "$DUE_MESSAGES" --connections 50
 run sqlite_full idle_pollers --queue idle --pollers "$POLLERS" --seconds "$IDLE_SECONDS" --pid "$pid"
+run sqlite_full idle_connections --pollers 10000 --seconds "$IDLE_SECONDS" --pid "$pid"
 stop_dlqd
 
 echo "== SQLite, synchronous=NORMAL" >&2

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
   po::options_description desc(
       "dlq-bench WORKLOAD --port N [options]\n"
       "workloads: enqueue, batch_enqueue, drain, mixed, dead_letter, healthz, wakeup,\n"
-      "           due_accuracy, idle_pollers, claim_latency, get, crash_load, expect\nOptions");
+      "           due_accuracy, idle_pollers, idle_connections, claim_latency, get, crash_load,\n"
+      "           expect\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("workload", po::value(&workload)->required(), "what to run")
@@ -35,8 +36,8 @@ int main(int argc, char** argv) {
       ("batch", po::value(&o.batch)->default_value(100), "messages per batch request")
       ("seconds", po::value(&o.seconds)->default_value(20), "duration of timed workloads")
       ("rounds", po::value(&o.rounds)->default_value(1000), "wakeup: rounds")
-      ("pollers", po::value(&o.pollers)->default_value(1000), "idle_pollers: parked claims")
-      ("pid", po::value(&o.pid)->default_value(0), "idle_pollers: dlqd's pid")
+      ("pollers", po::value(&o.pollers)->default_value(1000), "idle_pollers, idle_connections: how many clients")
+      ("pid", po::value(&o.pid)->default_value(0), "idle_*: dlqd's pid")
       ("payload-bytes", po::value(&o.payload_bytes)->default_value(100), "payload size")
       ("expect", po::value(&o.expect), "expect: counts such as ready=100,dead=0")
       ("target", po::value(&o.target), "get: the path (and query) to GET, --messages times")

@@ -428,8 +428,19 @@ asio::awaitable<void> park_one(Client& client, std::string path) {
   }
 }
 
-// Many parked long-polls on one queue: memory and CPU while nothing happens.
-Result idle_pollers(const Options& o) {
+// A keep-alive connection that made one request and now says nothing.
+asio::awaitable<void> idle_one(Client& client) {
+  try {
+    co_await client.request(http_verb::get, "/healthz");
+  } catch (const std::exception&) {
+    // Refused (limits.max_connections) or closed by the measurement.
+  }
+}
+
+// --pollers clients at once, each parked in a long-poll claim (idle_pollers) or idle on a
+// keep-alive connection after one request (idle_connections): memory and CPU while nothing
+// happens.
+Result idle_clients(const Options& o, bool parked) {
   if (o.pid <= 0) throw std::runtime_error("idle needs --pid of the dlqd process");
   asio::io_context ioc;
   ProcSample before_connect = sample_process(o.pid);
@@ -437,10 +448,14 @@ Result idle_pollers(const Options& o) {
   std::vector<std::unique_ptr<Client>> clients;
   for (int i = 0; i < o.pollers; ++i) clients.push_back(std::make_unique<Client>(ioc.get_executor(), o.endpoint));
   for (int i = 0; i < o.pollers; ++i) {
-    asio::co_spawn(ioc, park_one(*clients[i], claim_path(o)), asio::detached);
+    if (parked) {
+      asio::co_spawn(ioc, park_one(*clients[i], claim_path(o)), asio::detached);
+    } else {
+      asio::co_spawn(ioc, idle_one(*clients[i]), asio::detached);
+    }
   }
   auto measure = [&]() -> asio::awaitable<void> {
-    co_await sleep_for(ioc, std::chrono::milliseconds(1500));  // everyone parked
+    co_await sleep_for(ioc, std::chrono::milliseconds(3000));  // everyone connected or parked
     settled = sample_process(o.pid);
     co_await sleep_for(ioc, std::chrono::milliseconds(static_cast<long long>(o.seconds * 1000)));
     after = sample_process(o.pid);
@@ -449,7 +464,8 @@ Result idle_pollers(const Options& o) {
   asio::co_spawn(ioc, measure(), asio::detached);
   ioc.run();
   Latencies none;
-  Result r = finish("idle_pollers", none, o.pollers, o.seconds, "pollers");
+  Result r = finish(parked ? "idle_pollers" : "idle_connections", none, o.pollers, o.seconds,
+                    parked ? "pollers" : "connections");
   r.rate = 0;
   r.extra["rss_mb_before"] = before_connect.rss_mb;
   r.extra["rss_mb_parked"] = settled.rss_mb;
@@ -547,11 +563,12 @@ Result run_workload(const std::string& name, const Options& o) {
   if (name == "healthz") return healthz(o);
   if (name == "wakeup") return wakeup(o);
   if (name == "due_accuracy") return due_accuracy(o);
-  if (name == "idle_pollers") return idle_pollers(o);
+  if (name == "idle_pollers") return idle_clients(o, true);
   if (name == "expect") return expect_counts(o);
   if (name == "claim_latency") return claim_latency(o);
   if (name == "get") return get_latency(o);
   if (name == "crash_load") return crash_load(o);
+  if (name == "idle_connections") return idle_clients(o, false);
   throw std::runtime_error("unknown workload: " + name);
 }
 
