@@ -24,8 +24,10 @@ struct Reply {
   std::string location;  // the Location header, if any
 };
 
-// http://host[:port][/prefix]; the prefix is kept for servers behind a path-routing proxy.
+// http[s]://host[:port][/prefix]; the prefix is kept for servers behind a path-routing proxy.
+// https is for a TLS-terminating proxy in front of dlqd (docs/access.md).
 struct ServerUrl {
+  bool tls = false;
   std::string host;
   std::string port = "80";
   std::string prefix;
@@ -34,7 +36,8 @@ struct ServerUrl {
 
 class Client {
  public:
-  Client(ServerUrl url, std::string token, std::chrono::milliseconds timeout);
+  // `ca_file`: PEM CA certificates to verify an https server with (empty: the system's store).
+  Client(ServerUrl url, std::string token, std::chrono::milliseconds timeout, std::string ca_file = "");
   // `target` is the path and query (already percent-encoded). An empty body sends none.
   Reply request(std::string_view method, const std::string& target, const std::string& body = "");
   Reply get(const std::string& target) { return request("GET", target); }
@@ -43,6 +46,7 @@ class Client {
   ServerUrl url_;
   std::string token_;
   std::chrono::milliseconds timeout_;
+  std::string ca_file_;
 };
 
 // Percent-encodes everything but RFC 3986's unreserved characters (for path segments and

@@ -20,7 +20,7 @@ using namespace dlq::ctl;
 namespace {
 
 constexpr const char* kUsage = R"(dlqctl: operate a dlqd server over its HTTP API
-Usage: dlqctl [--url URL] [--token TOKEN] [--json] COMMAND [ARGS] [FLAGS]
+Usage: dlqctl [--url URL] [--token TOKEN] [--ca-file PEM] [--json] COMMAND [ARGS] [FLAGS]
 
 Commands:
   queues                                 every queue with its counts
@@ -47,7 +47,8 @@ Commands:
 FILTER: --queue Q --job-type T --error-class C --dead-reason R --since T --until T
         (in `ls --dead`, --reason R also filters by dead reason)
 Times: RFC 3339 (2026-06-01T00:00:00Z) or "YYYY-MM-DD HH:MM:SS" (UTC).
-Environment: DLQ_URL (default http://127.0.0.1:8080), DLQ_TOKEN.
+Environment: DLQ_URL (default http://127.0.0.1:8080; https:// for a TLS proxy in front of
+             dlqd), DLQ_TOKEN, DLQ_CA_FILE.
 Exit status: 0 ok; 1 the server refused (the problem is printed) or you answered no;
              2 bad usage; 3 the server could not be reached, timed out or failed (5xx).
 
@@ -107,7 +108,7 @@ void check_time(const std::optional<std::string>& t, const char* flag) {
 }
 
 struct Global {
-  std::string url, token;
+  std::string url, token, ca_file;
   bool json = false;
   double timeout_s = 30;
 };
@@ -124,6 +125,8 @@ Invocation parse(int argc, char** argv, Global& g, bool& help) {
       ("url", po::value(&g.url), "dlqd's base URL (default $DLQ_URL, else http://127.0.0.1:8080)")
       ("token", po::value(&g.token), "access token (default $DLQ_TOKEN; prefer the variable: "
                                      "flags show in ps)")
+      ("ca-file", po::value(&g.ca_file), "https: CA certificates (PEM) to verify the server with "
+                                         "(default $DLQ_CA_FILE, else the system's)")
       ("json", "print the server's JSON answers (one line each) instead of tables")
       ("timeout", po::value(&g.timeout_s), "seconds to wait for each answer (default 30)")
       ("queue", po::value(&queue), "queue name")
@@ -164,17 +167,18 @@ Invocation parse(int argc, char** argv, Global& g, bool& help) {
   po::variables_map vm;
   po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
   po::notify(vm);
-  if (vm.count("help") || words.empty()) {
+  if (vm.count("help")) {
     help = true;
     std::cout << desc << "\n";
     return {};
   }
+  if (words.empty()) throw UsageError("no command given");
   Invocation inv;
   inv.command = words.front();
   inv.args.assign(words.begin() + 1, words.end());
   f.dead = vm.count("dead") > 0;
   CommandSpec spec = spec_for(inv.command, f.dead);
-  static const std::set<std::string> global = {"help", "url", "token", "json", "timeout", "words"};
+  static const std::set<std::string> global = {"help", "url", "token", "ca-file", "json", "timeout", "words"};
   for (const auto& [name, value] : vm) {
     if (!global.contains(name) && !spec.options.contains(name)) {
       throw UsageError("--" + name + " does not apply to " + inv.command + (f.dead ? " --dead" : ""));
@@ -255,8 +259,9 @@ int main(int argc, char** argv) {
     if (inv.command == "hash-token") return dlq::hash_token_command(std::cin, std::cout, std::cerr, "dlqctl");
     if (g.url.empty()) g.url = env_or("DLQ_URL", "http://127.0.0.1:8080");
     if (g.token.empty()) g.token = env_or("DLQ_TOKEN", "");
+    if (g.ca_file.empty()) g.ca_file = env_or("DLQ_CA_FILE", "");
     Client client(ServerUrl::parse(g.url), g.token,
-                  std::chrono::milliseconds(static_cast<long long>(g.timeout_s * 1000)));
+                  std::chrono::milliseconds(static_cast<long long>(g.timeout_s * 1000)), g.ca_file);
     Session session{client, g.json, isatty(STDOUT_FILENO) == 1, std::cin, std::cout, std::cerr};
     const bool acts = inv.command == "replay" || inv.command == "dismiss" || inv.command == "purge" ||
                       inv.command == "enqueue" || (inv.command == "run" && inv.args.size() == 2);

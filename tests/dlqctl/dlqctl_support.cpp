@@ -1,3 +1,5 @@
+// The dlqctl tests' server (tokens for an admin and a reader), dlqctl as a subprocess, and the
+// HTTP calls that make dead messages for it to work on.
 #include "dlqctl/dlqctl_support.hpp"
 
 #include <netinet/in.h>

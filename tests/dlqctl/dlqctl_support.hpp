@@ -22,7 +22,7 @@ std::string server_url();
 HttpClient& setup_client();
 Headers admin_headers();
 
-// dlqctl --url <server> --token <admin> ARGS (token and url only when `as_admin`).
+// dlqctl --url <the server> --token <the admin token> ARGS, `input` on its stdin.
 CommandResult dlqctl(const std::vector<std::string>& args, const std::string& input = "");
 // dlqctl exactly as given (no --url or --token added).
 CommandResult dlqctl_raw(const std::vector<std::string>& args, const std::vector<std::string>& env = {},

@@ -1,8 +1,12 @@
-// Exit status 3 (no usable answer) and what the packaging relies on: the Docker image's
-// HEALTHCHECK command against a live dlqd, and the image's config refusing to start until its
-// token placeholder is replaced. (No Docker daemon here: the image itself is not built.)
+// How dlqctl reaches dlqd (https through a TLS proxy; exit status 3 when there is no usable
+// answer) and what the packaging relies on: the Docker image's HEALTHCHECK command against a
+// live dlqd, and the image's config refusing to start until its token placeholder is replaced.
+// (No Docker daemon here: the image itself is not built.)
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -15,6 +19,7 @@
 #include "dlqctl/dlqctl_support.hpp"
 #include "model/token_hash.hpp"
 #include "support/temp_dir.hpp"
+#include "support/webhook_receiver.hpp"
 
 namespace json = boost::json;
 using namespace dlq::test;
@@ -73,7 +78,71 @@ std::vector<std::string> healthcheck_argv() {
   return argv;
 }
 
+// `openssl s_server -WWW` serving the files of `dir` over TLS on 127.0.0.1:`port`: a stand-in
+// for the TLS proxy in front of dlqd.
+class TlsFileServer {
+ public:
+  TlsFileServer(const std::string& dir, const TestCertificates& certs, unsigned short port) {
+    pid_ = fork();
+    if (pid_ == 0) {
+      if (chdir(dir.c_str()) != 0) _exit(127);
+      int null = open("/dev/null", O_RDWR);
+      dup2(null, STDIN_FILENO);
+      dup2(null, STDOUT_FILENO);
+      dup2(null, STDERR_FILENO);
+      std::string accept = "127.0.0.1:" + std::to_string(port);
+      execlp("openssl", "openssl", "s_server", "-quiet", "-WWW", "-accept", accept.c_str(), "-cert",
+             certs.cert_file.c_str(), "-key", certs.key_file.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // Ready once it accepts connections.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int fd = socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(port);
+      bool up = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+      close(fd);
+      if (up) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    BOOST_FAIL("openssl s_server did not start");
+  }
+  ~TlsFileServer() {
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+  }
+
+ private:
+  pid_t pid_ = -1;
+};
+
 }  // namespace
+
+BOOST_AUTO_TEST_SUITE(tls)
+
+BOOST_AUTO_TEST_CASE(https_verifies_the_server_certificate) {
+  TempDir dir;
+  TestCertificates certs(dir.path().string());
+  std::ofstream(dir.file("healthz")) << R"({"status":"ok"})";
+  unsigned short port = closed_port();
+  TlsFileServer server(dir.path().string(), certs, port);
+  const std::string url = "https://127.0.0.1:" + std::to_string(port);
+  auto r = dlqctl_raw({"--url", url, "--ca-file", certs.ca_file, "health"});
+  BOOST_TEST(r.exit_code == 0, r.err);
+  BOOST_TEST(r.out == "ok\n");
+  // Not signed by a CA we trust: no request is sent, exit 3.
+  r = dlqctl_raw({"--url", url, "health"});
+  BOOST_TEST(r.exit_code == 3);
+  BOOST_TEST(r.err.find("TLS with 127.0.0.1:") != std::string::npos, r.err);
+  BOOST_TEST(r.err.find("certificate verify failed") != std::string::npos, r.err);
+  r = dlqctl_raw({"--url", url, "--ca-file", dir.file("missing.pem"), "health"});
+  BOOST_TEST(r.exit_code == 2);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(no_answer)
 

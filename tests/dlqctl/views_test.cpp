@@ -138,6 +138,7 @@ BOOST_AUTO_TEST_CASE(health_and_access) {
 
 BOOST_AUTO_TEST_CASE(bad_usage_exits_2) {
   std::vector<std::vector<std::string>> cases = {
+      {},
       {"bogus"},
       {"ls"},                                   // needs --queue or --dead
       {"ls", "--queue", "q", "--job-type", "x"},  // a filter flag belongs to ls --dead
@@ -154,7 +155,7 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2) {
   };
   for (const auto& args : cases) {
     auto r = dlqctl_raw(args, {"DLQ_URL=" + server_url(), "DLQ_TOKEN=" + kAdminToken});
-    BOOST_TEST_CONTEXT(args.front() << " " << (args.size() > 1 ? args[1] : "")) {
+    BOOST_TEST_CONTEXT((args.empty() ? "(none)" : args.front()) << " " << (args.size() > 1 ? args[1] : "")) {
       BOOST_TEST(r.exit_code == 2);
       BOOST_TEST(r.err.find("dlqctl: ") == 0u);
       BOOST_TEST(r.out.empty());

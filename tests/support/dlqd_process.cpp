@@ -41,7 +41,7 @@ std::vector<std::string> merged_env(const std::vector<std::string>& extra) {
     // The test decides these; never inherit them from the developer's shell.
     if (entry.starts_with("DLQ_LISTEN=") || entry.starts_with("DLQ_DATABASE_URL=") ||
         entry.starts_with("DLQ_LOG_LEVEL=") || entry.starts_with("DLQ_URL=") ||
-        entry.starts_with("DLQ_TOKEN=")) {
+        entry.starts_with("DLQ_TOKEN=") || entry.starts_with("DLQ_CA_FILE=")) {
       continue;
     }
     env.push_back(entry);
