@@ -10,15 +10,6 @@
 namespace json = boost::json;
 using namespace dlq::test;
 
-// `result` is evaluated once (it may be a dlqctl run).
-#define REQUIRE_EXIT(result, code)                                                           \
-  do {                                                                                       \
-    const CommandResult& r_ = (result);                                                      \
-    BOOST_REQUIRE_MESSAGE(r_.exit_code == (code), "exit " << r_.exit_code << " (want " << (code) \
-                                                          << ")\nstdout: " << r_.out           \
-                                                          << "\nstderr: " << r_.err);          \
-  } while (false)
-
 namespace {
 
 std::string status_of(const std::string& q, std::int64_t id) { return str(get_message(q, id), "status"); }
@@ -90,6 +81,12 @@ BOOST_AUTO_TEST_CASE(replay_one_message) {
   BOOST_TEST(str(entries[0], "reason") == "address fixed");
   BOOST_TEST(str(entries[0], "actor") == "ops");
 
+  // --edit - reads the new payload from stdin.
+  auto id2 = make_dead(q, R"({"n":1})");
+  r = dlqctl({"replay", q, std::to_string(id2), "--edit", "-", "--json"}, "{\"n\":2}\n");
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(str(json::parse(r.out), "payload") == R"({"n":2})");
+
   // Not dead any more: the server says no, in words, and dlqctl exits 1.
   r = dlqctl({"replay", q, sid});
   REQUIRE_EXIT(r, 1);
@@ -157,6 +154,15 @@ BOOST_AUTO_TEST_CASE(batch_replay_answered_yes_follows_the_run) {
   BOOST_TEST(run.at("replayed").as_int64() == 1);
   BOOST_TEST(r.err.find("[y/N]") == std::string::npos);
   BOOST_TEST(status_of(q2, c) == "pending");
+
+  // --json with the question: the preview and the question on stderr, one JSON document on stdout.
+  std::string q3 = unique_name("ctlyes");
+  make_dead(q3, "e");
+  r = dlqctl({"replay", "--dead", "--queue", q3, "--delay", "0", "--json"}, "y\n");
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(str(json::parse(r.out), "status") == "done");
+  BOOST_TEST(r.err.find("1 dead message(s) match queue=" + q3) != std::string::npos);
+  BOOST_TEST(r.err.find("Replay 1 message(s)? [y/N]") != std::string::npos);
 
   // --dry-run --json: the preview, nothing started.
   auto runs_before = replay_run_count();

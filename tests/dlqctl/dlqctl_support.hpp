@@ -11,6 +11,16 @@
 #include "support/dlqd_process.hpp"
 #include "support/http_client.hpp"
 
+// Requires dlqctl's exit status, showing its output when it differs. `result` is evaluated once
+// (it may be a dlqctl run).
+#define REQUIRE_EXIT(result, code) \
+  do { \
+    const ::dlq::test::CommandResult& r_ = (result); \
+    BOOST_REQUIRE_MESSAGE(r_.exit_code == (code), "exit " << r_.exit_code << " (want " << (code) \
+                                                          << ")\nstdout: " << r_.out \
+                                                          << "\nstderr: " << r_.err); \
+  } while (false)
+
 namespace dlq::test {
 
 inline const std::string kAdminToken = "admin-token-0123456789abcdef";

@@ -8,15 +8,6 @@
 namespace json = boost::json;
 using namespace dlq::test;
 
-// `result` is evaluated once (it may be a dlqctl run).
-#define REQUIRE_EXIT(result, code)                                                           \
-  do {                                                                                       \
-    const CommandResult& r_ = (result);                                                      \
-    BOOST_REQUIRE_MESSAGE(r_.exit_code == (code), "exit " << r_.exit_code << " (want " << (code) \
-                                                          << ")\nstdout: " << r_.out           \
-                                                          << "\nstderr: " << r_.err);          \
-  } while (false)
-
 BOOST_AUTO_TEST_SUITE(views)
 
 BOOST_AUTO_TEST_CASE(queues_and_stats) {
