@@ -20,6 +20,9 @@ else
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   packages+=(postgresql sqlite3 curl bc openssl clang-14 libclang-rt-14-dev)
+  # systemd-analyze checks config/dlqd.service (tests/packaging/verify-unit.sh); script(1),
+  # from the essential bsdutils, gives dlqctl a terminal in its progress-bar test.
+  packages+=(systemd)
   # promtool checks /metrics; it comes with Debian's prometheus package, whose daemon we keep
   # from starting (see below).
   packages+=(prometheus)

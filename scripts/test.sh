@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
 # -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
-# ASan+UBSan and runs the unit and integration suites on SQLite. A short crash test (kill -9 under
-# load, both backends) runs between the two, and a minute of fuzzing (libFuzzer) at the end.
+# ASan+UBSan and runs the unit, integration and dlqctl suites on SQLite. A short crash test (kill
+# -9 under load, both backends) runs between the two, and a minute of fuzzing (libFuzzer) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,14 +34,14 @@ echo "== ASan+UBSan build"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
   -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
 phase=$SECONDS
-cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests
+cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests dlqctl dlq_dlqctl_tests
 echo "   (ASan+UBSan build: $((SECONDS - phase)) s)"
 
 echo "== Sanitized suites (SQLite)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 phase=$SECONDS
-ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite)$'
+ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite|dlqctl_sqlite)$'
 echo "   (sanitized suites: $((SECONDS - phase)) s)"
 
 echo "== Fuzzing the request path for 60 s (clang, ASan+UBSan; a longer run: scripts/fuzz.sh 1800)"

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
-#include <iterator>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -35,6 +34,7 @@
 #include "ops/metrics.hpp"
 #include "http/server.hpp"
 #include "model/logging.hpp"
+#include "model/token_hash.hpp"
 #include "store/sql_store.hpp"
 
 namespace asio = boost::asio;
@@ -113,24 +113,6 @@ asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server
     forced = true;
     ioc.stop();
   }
-}
-
-// dlqd hash-token: the SHA-256 of the token on stdin (one trailing newline stripped), as
-// auth.tokens[].token_sha256 wants it.
-int hash_token() {
-  std::string token((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-  if (!token.empty() && token.back() == '\n') token.pop_back();
-  if (!token.empty() && token.back() == '\r') token.pop_back();
-  if (token.empty()) {
-    std::cerr << "dlqd hash-token: no token on standard input\n";
-    return 2;
-  }
-  if (token.size() < 16) {
-    std::cerr << "dlqd hash-token: warning: a token of " << token.size()
-              << " characters is easy to guess; use a long random one (openssl rand -hex 32)\n";
-  }
-  std::cout << dlq::core::sha256_hex(token) << "\n";
-  return 0;
 }
 
 // SIGHUP: auth.tokens from the config file again; other keys need a restart. A file that does
@@ -265,7 +247,9 @@ int run(const Options& options) {
 
 int main(int argc, char** argv) {
   try {
-    if (argc == 2 && std::string(argv[1]) == "hash-token") return hash_token();
+    if (argc == 2 && std::string(argv[1]) == "hash-token") {
+      return dlq::hash_token_command(std::cin, std::cout, std::cerr, "dlqd");
+    }
     auto options = parse_flags(argc, argv);
     if (!options) return 0;
     return run(*options);

@@ -1,8 +1,9 @@
-// Token hashing (OpenSSL's SHA-256), constant-time lookup, and the access decision.
+// Constant-time token lookup (hashes from model/token_hash), and the access decision.
 #include "core/access.hpp"
 
+#include "model/token_hash.hpp"
+
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -11,25 +12,6 @@ namespace dlq::core {
 namespace {
 
 constexpr std::string_view kAnonymous = "anonymous";
-
-// OpenSSL 3 looks an algorithm up (under a lock) on every EVP_sha256() digest: fetch it once,
-// and keep one digest context per thread, so checking a token takes no lock.
-std::array<unsigned char, 32> sha256(std::string_view text) {
-  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-  struct Context {
-    EVP_MD_CTX* ctx = EVP_MD_CTX_new();
-    ~Context() { EVP_MD_CTX_free(ctx); }
-  };
-  thread_local Context local;
-  std::array<unsigned char, 32> out{};
-  unsigned int size = 0;
-  if (!kSha256 || !local.ctx || EVP_DigestInit_ex(local.ctx, kSha256, nullptr) != 1 ||
-      EVP_DigestUpdate(local.ctx, text.data(), text.size()) != 1 ||
-      EVP_DigestFinal_ex(local.ctx, out.data(), &size) != 1 || size != out.size()) {
-    throw std::runtime_error("SHA-256 failed");
-  }
-  return out;
-}
 
 int hex_value(char c) { return c <= '9' ? c - '0' : c - 'a' + 10; }
 
@@ -62,18 +44,6 @@ std::string_view to_string(Access a) {
     case Access::reader_unless_public_metrics: return "reader (open with auth.public_metrics)";
   }
   return "unknown";
-}
-
-std::string sha256_hex(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  auto digest = sha256(text);
-  std::string out;
-  out.reserve(64);
-  for (unsigned char b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 0xf];
-  }
-  return out;
 }
 
 bool Principal::may(Role needed) const {

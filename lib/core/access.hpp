@@ -15,6 +15,7 @@
 
 #include "config/config.hpp"
 #include "model/role.hpp"
+#include "model/token_hash.hpp"
 
 namespace dlq::core {
 
@@ -22,8 +23,8 @@ namespace dlq::core {
 enum class Access { open, producer, worker, reader, admin, reader_unless_public_metrics };
 std::string_view to_string(Access a);
 
-// SHA-256 of `text` as 64 lowercase hex digits (what auth.tokens[].token_sha256 holds).
-std::string sha256_hex(std::string_view text);
+// SHA-256 of `text` as 64 lowercase hex digits (model/token_hash.hpp; dlqctl shares it).
+using dlq::sha256_hex;
 
 struct Principal {
   std::string name;

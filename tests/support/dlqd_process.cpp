@@ -40,7 +40,8 @@ std::vector<std::string> merged_env(const std::vector<std::string>& extra) {
     std::string entry(*e);
     // The test decides these; never inherit them from the developer's shell.
     if (entry.starts_with("DLQ_LISTEN=") || entry.starts_with("DLQ_DATABASE_URL=") ||
-        entry.starts_with("DLQ_LOG_LEVEL=")) {
+        entry.starts_with("DLQ_LOG_LEVEL=") || entry.starts_with("DLQ_URL=") ||
+        entry.starts_with("DLQ_TOKEN=") || entry.starts_with("DLQ_CA_FILE=")) {
       continue;
     }
     env.push_back(entry);
@@ -49,10 +50,11 @@ std::vector<std::string> merged_env(const std::vector<std::string>& extra) {
   return env;
 }
 
-// Forks and execs dlqd; stdout goes to `stdout_fd` (a pipe end or file), stderr to a file.
-pid_t spawn(const std::vector<std::string>& args, const std::vector<std::string>& env,
-            int stdout_fd, const std::string& stderr_path, int stdin_fd = -1) {
-  std::vector<std::string> argv_storage{DLQ_DLQD_PATH};
+// Forks and execs `program`; stdout goes to `stdout_fd` (a pipe end or file), stderr to a file.
+pid_t spawn(const std::string& program, const std::vector<std::string>& args,
+            const std::vector<std::string>& env, int stdout_fd, const std::string& stderr_path,
+            int stdin_fd = -1) {
+  std::vector<std::string> argv_storage{program};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_storage) argv.push_back(a.data());
@@ -101,7 +103,7 @@ DlqdProcess::DlqdProcess(DlqdOptions options) : options_(std::move(options)) {
 
   int pipefd[2];
   if (pipe(pipefd) != 0) throw std::runtime_error("pipe failed");
-  pid_ = spawn(args, options_.env, pipefd[1], dir_ + "/stderr.log");
+  pid_ = spawn(DLQ_DLQD_PATH, args, options_.env, pipefd[1], dir_ + "/stderr.log");
   close(pipefd[1]);
 
   // Read the readiness line: "dlqd listening on http://127.0.0.1:PORT".
@@ -191,6 +193,12 @@ void DlqdProcess::signal(int sig) {
 
 CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<std::string>& env,
                        std::chrono::milliseconds timeout, const std::string& input) {
+  return run_program(DLQ_DLQD_PATH, args, env, timeout, input);
+}
+
+CommandResult run_program(const std::string& program, const std::vector<std::string>& args,
+                          const std::vector<std::string>& env, std::chrono::milliseconds timeout,
+                          const std::string& input) {
   TempDir dir;
   std::string out_path = dir.file("stdout.txt");
   int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -202,7 +210,7 @@ CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<s
   }
   int in = open(in_path.c_str(), O_RDONLY);
   if (in < 0) throw std::runtime_error("cannot open stdin file");
-  pid_t pid = spawn(args, env, out, dir.file("stderr.txt"), in);
+  pid_t pid = spawn(program, args, env, out, dir.file("stderr.txt"), in);
   close(out);
   close(in);
   CommandResult result;
@@ -217,7 +225,7 @@ CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<s
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
-      throw std::runtime_error("dlqd did not finish in time");
+      throw std::runtime_error(program + " did not finish in time");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

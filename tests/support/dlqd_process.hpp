@@ -61,6 +61,12 @@ CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<s
                        std::chrono::milliseconds timeout = std::chrono::seconds(20),
                        const std::string& input = "");
 
+// Runs any program the same way (dlqctl, the Dockerfile's HEALTHCHECK command, ...).
+CommandResult run_program(const std::string& program, const std::vector<std::string>& args,
+                          const std::vector<std::string>& env = {},
+                          std::chrono::milliseconds timeout = std::chrono::seconds(20),
+                          const std::string& input = "");
+
 // A database URL for a new, empty database on the backend this run tests.
 std::string fresh_database_url(const std::string& dir);
 

@@ -1,0 +1,200 @@
+// dlqctl's read-only commands: queues, stats, ls, show, attempts, runs, run ID, audit, health.
+// Each asks one question and prints the answer as a table (or the JSON with --json).
+#include <iostream>
+
+#include <boost/json.hpp>
+
+#include "output.hpp"
+#include "session.hpp"
+
+namespace dlq::ctl {
+namespace json = boost::json;
+
+namespace {
+
+// 75 -> "1m15s"; null -> "-".
+std::string age(const json::value& o, std::string_view key) {
+  const json::value* v = o.as_object().if_contains(key);
+  if (!v || !v->is_number()) return "-";
+  auto s = v->to_number<long long>();
+  if (s < 60) return std::to_string(s) + "s";
+  if (s < 3600) return std::to_string(s / 60) + "m" + std::to_string(s % 60) + "s";
+  if (s < 86400) return std::to_string(s / 3600) + "h" + std::to_string(s % 3600 / 60) + "m";
+  return std::to_string(s / 86400) + "d" + std::to_string(s % 86400 / 3600) + "h";
+}
+
+const json::array& items(const json::value& answer, std::string_view key) {
+  return answer.as_object().at(key).as_array();
+}
+
+// The "more: …" hint of a keyset page, on stderr so that stdout stays the table.
+void next_page_hint(Session& s, const json::value& answer) {
+  const json::value* next = answer.as_object().if_contains("next_after_id");
+  if (next && next->is_number()) s.err << "(more: --after " << json::serialize(*next) << ")\n";
+}
+
+int queues(Session& s) {
+  json::value answer = s.call("GET", "/queues");
+  if (s.json) return s.print_json(answer), kExitOk;
+  Table t({"QUEUE", "READY", "SCHEDULED", "PROCESSING", "SUCCEEDED", "DEAD", "DISMISSED",
+           "OLDEST READY", "OLDEST DEAD"});
+  for (const auto& q : items(answer, "queues")) {
+    t.row({cell(q, "queue"), cell(q, "ready"), cell(q, "scheduled"), cell(q, "processing"),
+           cell(q, "succeeded"), cell(q, "dead"), cell(q, "dismissed"),
+           age(q, "oldest_ready_age_seconds"), age(q, "oldest_dead_age_seconds")});
+  }
+  if (t.empty()) s.out << "no queues yet\n";
+  else t.print(s.out);
+  return kExitOk;
+}
+
+int stats(Session& s, const std::string& queue) {
+  json::value answer = s.call("GET", queue_path(queue) + "/stats");
+  if (s.json) return s.print_json(answer), kExitOk;
+  print_fields(s.out, answer.as_object());
+  return kExitOk;
+}
+
+int list_queue(Session& s, const Flags& f) {
+  std::string target = queue_path(*f.queue) + "/messages" +
+                       Query().add("status", f.status).add("limit", f.limit).add("offset", f.offset).str();
+  json::value answer = s.call("GET", target);
+  if (s.json) return s.print_json(answer), kExitOk;
+  Table t({"ID", "STATUS", "JOB TYPE", "TRIES", "UPDATED", "LAST ERROR"});
+  for (const auto& m : items(answer, "messages")) {
+    t.row({cell(m, "id"), cell(m, "status"), cell(m, "job_type"),
+           cell(m, "retry_count") + "/" + cell(m, "max_retries"), cell(m, "updated_at"),
+           shorten(cell(m, "last_error"), 60)});
+  }
+  if (t.empty()) s.out << "no messages\n";
+  else t.print(s.out);
+  long long limit = f.limit.value_or(20);
+  if (static_cast<long long>(items(answer, "messages").size()) == limit) {
+    s.err << "(more: --offset " << f.offset.value_or(0) + limit << ")\n";
+  }
+  return kExitOk;
+}
+
+int list_dead(Session& s, const Flags& f) {
+  std::string target = "/dlq" + Query()
+                                    .add("queue", f.queue)
+                                    .add("job_type", f.job_type)
+                                    .add("error_class", f.error_class)
+                                    .add("dead_reason", f.dead_reason)
+                                    .add("since", f.since)
+                                    .add("until", f.until)
+                                    .add("limit", f.limit)
+                                    .add("after_id", f.after)
+                                    .str();
+  json::value answer = s.call("GET", target);
+  if (s.json) return s.print_json(answer), kExitOk;
+  Table t({"ID", "QUEUE", "JOB TYPE", "ERROR CLASS", "DEAD REASON", "DEAD AT", "LAST ERROR"});
+  for (const auto& m : items(answer, "messages")) {
+    t.row({cell(m, "id"), cell(m, "queue"), cell(m, "job_type"), cell(m, "error_class"),
+           cell(m, "dead_reason"), cell(m, "dead_at"), shorten(cell(m, "last_error"), 60)});
+  }
+  if (t.empty()) s.out << "no dead messages match\n";
+  else t.print(s.out);
+  next_page_hint(s, answer);
+  return kExitOk;
+}
+
+int show(Session& s, const std::string& queue, const std::string& id) {
+  json::value answer = s.call("GET", message_path(queue, id));
+  if (s.json) return s.print_json(answer), kExitOk;
+  print_fields(s.out, answer.as_object());
+  return kExitOk;
+}
+
+int attempts(Session& s, const std::string& queue, const std::string& id) {
+  json::value answer = s.call("GET", message_path(queue, id, "attempts"));
+  if (s.json) return s.print_json(answer), kExitOk;
+  Table t({"#", "OUTCOME", "CLAIMED", "FINISHED", "WORKER/ACTOR", "ERROR CLASS", "ERROR/REASON"});
+  for (const auto& a : items(answer, "attempts")) {
+    std::string who = cell(a, "worker") != "-" ? cell(a, "worker") : cell(a, "actor");
+    std::string why = cell(a, "error") != "-" ? cell(a, "error") : cell(a, "reason");
+    std::string outcome = cell(a, "outcome") == "-" ? "(under way)" : cell(a, "outcome");
+    t.row({cell(a, "attempt"), outcome, cell(a, "claimed_at"), cell(a, "finished_at"), who,
+           cell(a, "error_class"), shorten(why, 60)});
+  }
+  if (t.empty()) s.out << "no attempts yet\n";
+  else t.print(s.out);
+  return kExitOk;
+}
+
+int runs(Session& s, const Flags& f) {
+  json::value answer =
+      s.call("GET", "/dlq/replays" + Query().add("limit", f.limit).add("after_id", f.after).str());
+  if (s.json) return s.print_json(answer), kExitOk;
+  Table t({"ID", "STATUS", "MATCHED", "REPLAYED", "SKIPPED", "SUCCEEDED", "DEAD AGAIN", "PENDING",
+           "RATE/S", "CREATED", "ACTOR", "REASON"});
+  for (const auto& r : items(answer, "replays")) {
+    t.row({cell(r, "replay_id"), cell(r, "status"), cell(r, "matched"), cell(r, "replayed"),
+           cell(r, "skipped"), cell(r, "succeeded"), cell(r, "dead_again"), cell(r, "pending"),
+           cell(r, "rate_per_second"), cell(r, "created_at"), cell(r, "actor"),
+           shorten(cell(r, "reason"), 40)});
+  }
+  if (t.empty()) s.out << "no replay runs\n";
+  else t.print(s.out);
+  next_page_hint(s, answer);
+  return kExitOk;
+}
+
+int run(Session& s, const std::string& id) {
+  json::value answer = s.call("GET", "/dlq/replays/" + url_encode(id));
+  if (s.json) return s.print_json(answer), kExitOk;
+  print_fields(s.out, answer.as_object());
+  return kExitOk;
+}
+
+int audit(Session& s, const Flags& f) {
+  std::string target = "/audit" + Query()
+                                      .add("action", f.action)
+                                      .add("actor", f.actor)
+                                      .add("queue", f.queue)
+                                      .add("since", f.since)
+                                      .add("until", f.until)
+                                      .add("limit", f.limit)
+                                      .add("after_id", f.after)
+                                      .str();
+  json::value answer = s.call("GET", target);
+  if (s.json) return s.print_json(answer), kExitOk;
+  Table t({"ID", "AT", "ACTOR", "ACTION", "QUEUE", "MESSAGES", "REASON"});
+  for (const auto& e : items(answer, "entries")) {
+    std::string ids = cell(e, "message_ids");
+    t.row({cell(e, "id"), cell(e, "at"), cell(e, "actor"), cell(e, "action"), cell(e, "queue"),
+           shorten(ids, 30), shorten(cell(e, "reason"), 50)});
+  }
+  if (t.empty()) s.out << "no audit entries match\n";
+  else t.print(s.out);
+  next_page_hint(s, answer);
+  return kExitOk;
+}
+
+// /healthz (the process answers) or, with --ready, /readyz (its database is usable too). The
+// Docker image's HEALTHCHECK runs this.
+int health(Session& s, const Flags& f) {
+  json::value answer = s.call("GET", f.ready ? "/readyz" : "/healthz");
+  if (s.json) return s.print_json(answer), kExitOk;
+  s.out << cell(answer, "status") << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_view_command(Session& s, const Invocation& inv) {
+  const auto& c = inv.command;
+  const auto& a = inv.args;
+  if (c == "queues") return queues(s);
+  if (c == "stats") return stats(s, a.at(0));
+  if (c == "ls") return inv.flags.dead ? list_dead(s, inv.flags) : list_queue(s, inv.flags);
+  if (c == "show") return show(s, a.at(0), a.at(1));
+  if (c == "attempts") return attempts(s, a.at(0), a.at(1));
+  if (c == "runs") return runs(s, inv.flags);
+  if (c == "run") return run(s, a.at(0));
+  if (c == "audit") return audit(s, inv.flags);
+  if (c == "health") return health(s, inv.flags);
+  throw UsageError("unknown command: " + c);
+}
+
+}  // namespace dlq::ctl
