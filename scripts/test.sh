@@ -18,7 +18,8 @@ echo "== OpenAPI document: lint (Redocly, recommended-strict)"
 phase=$SECONDS
 # Pinned in tests/openapi/package-lock.json; no telemetry, no update check.
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
-(cd tests/openapi && npm ci --no-audit --no-fund --loglevel=error)
+# --ignore-scripts: none of these packages needs an install script to work.
+(cd tests/openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 tests/openapi/node_modules/.bin/redocly lint --config tests/openapi/redocly.yaml docs/openapi.json
 echo "   (OpenAPI lint: $((SECONDS - phase)) s)"
 
