@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # DLQ_RUNTIME_ONLY=1: only the shared libraries dlqd links (the Docker runtime image).
-# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc, clang for the fuzzer).
+# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc,
+# promtool, Node and npm, clang for the fuzzer, systemd-analyze).
 if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
   packages=(
     libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
@@ -26,6 +27,11 @@ if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   # promtool checks /metrics; it comes with Debian's prometheus package, whose daemon we keep
   # from starting (see below).
   packages+=(prometheus)
+  # Node and npm run the OpenAPI checks (tests/openapi: Redocly's linter, ajv). Debian 12 has
+  # Node 18; a machine that already has node or npm (e.g. from NodeSource) keeps its own, as
+  # Debian's npm package conflicts with NodeSource's nodejs.
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
 fi
 
 missing=()

@@ -15,15 +15,32 @@ cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DDLQ_WERROR=ON -DDLQ_BUI
 cmake --build build/release -j"$jobs"
 echo "   (Release build: $((SECONDS - phase)) s)"
 
+echo "== OpenAPI document: lint (Redocly, recommended-strict)"
+phase=$SECONDS
+# Pinned in tests/openapi/package-lock.json; no telemetry, no update check.
+export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true
+# --ignore-scripts: none of these packages needs an install script to work.
+(cd tests/openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+tests/openapi/node_modules/.bin/redocly lint --config tests/openapi/redocly.yaml docs/openapi.json
+echo "   (OpenAPI lint: $((SECONDS - phase)) s)"
+
 echo "== PostgreSQL for the tests"
 trap 'scripts/pg-cluster.sh stop' EXIT
 DLQ_TEST_PG_URL="$(scripts/pg-cluster.sh start)"
 export DLQ_TEST_PG_URL
 
 echo "== Release suites (SQLite and PostgreSQL)"
+# The integration tests' HTTP client records every answer it reads, for the check below.
+responses="$PWD/build/release/recorded-responses.jsonl"
+rm -f "$responses"
 phase=$SECONDS
-ctest --test-dir build/release --output-on-failure --timeout 900
+DLQ_RECORD_RESPONSES="$responses" ctest --test-dir build/release --output-on-failure --timeout 900
 echo "   (Release suites: $((SECONDS - phase)) s)"
+
+echo "== Recorded answers against docs/openapi.json (JSON Schema 2020-12, ajv)"
+phase=$SECONDS
+node tests/openapi/check-responses.js docs/openapi.json "$responses"
+echo "   (Answers against the schemas: $((SECONDS - phase)) s)"
 
 echo "== Crash test, short form (kill -9 under load; the full run is scripts/crash-test.sh)"
 phase=$SECONDS

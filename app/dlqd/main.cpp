@@ -51,6 +51,7 @@ struct Options {
   dlq::ConfigOverrides overrides;
   bool print_config = false;
   bool check_config = false;
+  bool print_routes = false;
 };
 
 // Returns nullopt after printing help; throws po::error on bad flags.
@@ -67,7 +68,8 @@ std::optional<Options> parse_flags(int argc, char** argv) {
       ("listen", po::value(&listen), "HOST:PORT to listen on (port 0 picks a free port)")
       ("db", po::value(&db), "database URL: sqlite:PATH or postgresql://user@host:port/db")
       ("print-config", "print the merged configuration and exit")
-      ("check-config", "validate the configuration and exit");
+      ("check-config", "validate the configuration and exit")
+      ("print-routes", "print the route table (METHOD PATTERN ACCESS per line) and exit");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
@@ -81,6 +83,7 @@ std::optional<Options> parse_flags(int argc, char** argv) {
   if (vm.count("db")) o.overrides.database_url = db;
   o.print_config = vm.count("print-config") > 0;
   o.check_config = vm.count("check-config") > 0;
+  o.print_routes = vm.count("print-routes") > 0;
   return o;
 }
 
@@ -252,6 +255,13 @@ int main(int argc, char** argv) {
     }
     auto options = parse_flags(argc, argv);
     if (!options) return 0;
+    if (options->print_routes) {
+      // The very table the server binds (http/api.cpp); needs no config or database.
+      for (const auto& r : dlq::http::Api::routes()) {
+        std::cout << r.method << ' ' << r.pattern << ' ' << dlq::core::to_string(r.access) << '\n';
+      }
+      return 0;
+    }
     return run(*options);
   } catch (const po::error& e) {
     std::cerr << "dlqd: " << e.what() << " (see --help)\n";

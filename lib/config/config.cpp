@@ -21,6 +21,7 @@ namespace json = boost::json;
 namespace {
 
 using config_detail::join;
+using config_detail::KeyLister;
 using config_detail::Parser;
 using config_detail::Printer;
 
@@ -131,6 +132,8 @@ void visit_overrides(V& v, const char* key,
         double parsed = -1;
         o.number(name, parsed, 0, max);
         if (parsed >= 0) *value = parsed;
+      } else if constexpr (std::is_same_v<V, config_detail::KeyLister>) {
+        o.unset(name, "number");  // defaults to the global key of the same name
       } else if (*value) {
         o.number(name, **value, 0, max);
       }
@@ -154,6 +157,12 @@ void visit_queue_overrides(V& v, QueuePolicy& p) {
 std::optional<std::string> check_webhook_url(const std::string& s) {
   if (s.empty() || s.starts_with("http://") || s.starts_with("https://")) return std::nullopt;
   return "must be an http:// or https:// URL (or empty: no alerts)";
+}
+
+template <class V>
+void visit_job_type(V& j, JobTypePolicy& policy) {
+  j.boolean("idempotent", policy.idempotent);
+  j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 1000);
 }
 
 template <class V>
@@ -254,8 +263,7 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   });
   v.named_objects("job_types", check_job_type, [&c](std::string_view name, Parser& j) {
     JobTypePolicy policy;
-    j.boolean("idempotent", policy.idempotent);
-    j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 1000);
+    visit_job_type(j, policy);
     c.job_types.insert_or_assign(std::string(name), policy);
   });
   visit_tail(v, c);
@@ -343,6 +351,13 @@ Config parse_config(std::string_view text) {
   return c;
 }
 
+// The keys the environment and the flags override (load_config below applies them; the
+// configuration reference lists them: tests/unit/config_test.cpp).
+const std::vector<std::pair<std::string_view, std::string_view>> kOverriddenBy = {
+    {"listen", "DLQ_LISTEN, --listen"},
+    {"database.url", "DLQ_DATABASE_URL, --db"},
+    {"log.level", "DLQ_LOG_LEVEL"}};
+
 Config load_config(const std::optional<std::string>& path, const ConfigOverrides& flags) {
   Config c;
   if (path) {
@@ -388,14 +403,35 @@ std::string print_config(const Config& config) {
     visit_queue_overrides(q, policy);
   });
   p.named<decltype(c.job_types)>("job_types", c.job_types, [](Printer& j, JobTypePolicy& policy) {
-    j.boolean("idempotent", policy.idempotent);
-    j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 0);
+    visit_job_type(j, policy);
   });
   visit_tail(p, c);
   std::string out;
   pretty_print(out, root, 0);
   out += '\n';
   return out;
+}
+
+std::vector<ConfigKey> config_keys() {
+  std::vector<ConfigKey> keys;
+  Config c;
+  KeyLister v(keys, "");
+  visit_common(v, c);
+  // User-named entries: a queue's policy starts from `defaults`, so its keys show those defaults.
+  KeyLister queue(keys, "queues.<name>");
+  QueuePolicy policy = c.defaults;
+  visit_policy(queue, policy);
+  visit_queue_overrides(queue, policy);
+  KeyLister job_type(keys, "job_types.<name>");
+  JobTypePolicy job_policy;
+  visit_job_type(job_type, job_policy);
+  visit_tail(v, c);
+  for (auto& k : keys) {
+    for (const auto& [key, by] : kOverriddenBy) {
+      if (k.key == key) k.overridden_by = by;
+    }
+  }
+  return keys;
 }
 
 }  // namespace dlq

@@ -166,4 +166,14 @@ Config load_config(const std::optional<std::string>& path, const ConfigOverrides
 // The merged configuration as a JSON document (only keys that are supported).
 std::string print_config(const Config& config);
 
+// One key of the configuration, as docs/configuration.md must list it.
+struct ConfigKey {
+  std::string key;            // dotted path; `<name>` for user-chosen names, `[]` for list items
+  std::string type;           // integer, number, string, boolean, string list, object list
+  std::string default_json;   // the default as JSON; empty when the key has none of its own
+  std::string overridden_by;  // the environment variable and flag that override it, if any
+};
+// Every key the parser accepts, from the same visit_* lists that parse and print, in order.
+std::vector<ConfigKey> config_keys();
+
 }  // namespace dlq

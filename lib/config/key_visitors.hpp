@@ -1,6 +1,7 @@
-// The two visitors of the config keys (config.cpp lists the keys once, in visit_*): Parser reads
-// a JSON document into the Config and names every bad or unknown key; Printer writes the
-// Config back out. Private to lib/config.
+// The visitors of the config keys (config.cpp lists the keys once, in visit_*): Parser reads a
+// JSON document into the Config and names every bad or unknown key; Printer writes the Config
+// back out; KeyLister lists every key with its type and default (the reference that
+// docs/configuration.md is tested against). Private to lib/config.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include <boost/json.hpp>
 
+#include "config/config.hpp"
 #include "model/message.hpp"
 
 namespace dlq::config_detail {
@@ -335,6 +337,71 @@ class Printer {
   bool shown(std::string_view key) const { return !kNotSupportedYet.contains(join(path_, key)); }
   json::object& out_;
   std::string path_;
+};
+
+
+// Lists every leaf key with its type and its value in the visited Config (the defaults, when
+// visiting a default-constructed one), as `ConfigKey`s.
+class KeyLister {
+ public:
+  KeyLister(std::vector<ConfigKey>& out, std::string path) : out_(out), path_(std::move(path)) {}
+
+  template <class Int>
+  void integer(std::string_view key, Int& v, long long, long long) {
+    add(key, "integer", json::serialize(json::value(static_cast<long long>(v))));
+  }
+  void number(std::string_view key, double& v, double, double) {
+    json::value shown = v == static_cast<double>(static_cast<long long>(v))
+                            ? json::value(static_cast<long long>(v))
+                            : json::value(v);
+    add(key, "number", json::serialize(shown));
+  }
+  void string(std::string_view key, std::string& v,
+              const std::function<std::optional<std::string>(const std::string&)>& = {}) {
+    add(key, "string", json::serialize(json::value(v)));
+  }
+  void boolean(std::string_view key, bool& v) { add(key, "boolean", v ? "true" : "false"); }
+  template <class E>
+  void choice(std::string_view key, E& v, const std::vector<std::pair<E, std::string>>& options) {
+    for (const auto& [value, name] : options) {
+      if (value == v) add(key, "string", json::serialize(json::value(name)));
+    }
+  }
+  void strings(std::string_view key, std::vector<std::string>& v,
+               const std::function<std::optional<std::string>(const std::string&)>& = {}) {
+    json::array a;
+    for (const auto& s : v) a.emplace_back(s);
+    add(key, "string list", json::serialize(a));
+  }
+  void error_classes(std::string_view key, std::vector<ErrorClass>& v) {
+    json::array a;
+    for (auto c : v) a.emplace_back(to_string(c));
+    add(key, "string list", json::serialize(a));
+  }
+  void object(std::string_view key, const std::function<void(KeyLister&)>& fn) {
+    KeyLister child(out_, join(path_, key));
+    fn(child);
+  }
+  // The array itself, then the members of one item as `key[].member`.
+  template <class T>
+  void object_array(std::string_view key, std::vector<T>& items,
+                    const std::function<void(KeyLister&, T&)>& fn) {
+    add(key, "object list", items.empty() ? "[]" : "");
+    KeyLister child(out_, join(path_, key) + "[]");
+    T item{};
+    child.listing_members_ = true;
+    fn(child, item);
+  }
+  // A key with no default of its own (members of per-queue overrides, of list items).
+  void unset(std::string_view key, const char* type) { out_.push_back({join(path_, key), type, "", ""}); }
+
+ private:
+  void add(std::string_view key, const char* type, std::string shown) {
+    out_.push_back({join(path_, key), type, listing_members_ ? std::string() : std::move(shown), ""});
+  }
+  std::vector<ConfigKey>& out_;
+  std::string path_;
+  bool listing_members_ = false;
 };
 
 }  // namespace dlq::config_detail

@@ -17,6 +17,53 @@ const std::string kNoRoute = "-";  // no route matched (404/405): one label, not
 const std::string kGet = "GET";
 }  // namespace
 
+// Every endpoint of dlqd, once, with the access it needs (http-api.md B4; docs/access.md). The
+// server binds these rows; routes() lists them for `dlqd --print-routes` and the test that holds
+// docs/openapi.json to them.
+const std::vector<Api::Row>& Api::table() {
+  using enum core::Access;
+  static const std::vector<Row> rows = {
+      {"POST", "/queues/{queue}/messages", producer, &Api::enqueue},
+      {"GET", "/queues/{queue}/messages", reader, &Api::list},
+      {"DELETE", "/queues/{queue}/messages", admin, &Api::purge},
+      {"POST", "/queues/{queue}/messages/batch", producer, &Api::enqueue_batch},
+      {"GET", "/queues/{queue}/messages/{id}", reader, &Api::show},
+      {"POST", "/queues/{queue}/claim", worker, &Api::claim},
+      {"POST", "/queues/{queue}/ack", worker, &Api::ack},
+      {"POST", "/queues/{queue}/messages/{id}/succeed", worker, &Api::succeed},
+      {"POST", "/queues/{queue}/messages/{id}/fail", worker, &Api::fail},
+      {"POST", "/queues/{queue}/messages/{id}/replay", admin, &Api::replay},
+      {"POST", "/queues/{queue}/messages/{id}/extend", worker, &Api::extend},
+      {"POST", "/queues/{queue}/messages/{id}/release", worker, &Api::release},
+      {"POST", "/queues/{queue}/messages/{id}/dismiss", admin, &Api::dismiss},
+      {"GET", "/queues/{queue}/messages/{id}/attempts", reader, &Api::attempts},
+      {"GET", "/queues", reader, &Api::queues},
+      {"GET", "/queues/{queue}/stats", reader, &Api::queue_stats},
+      {"GET", "/dlq", reader, &Api::dead_letters},
+      {"POST", "/dlq/replay", admin, &Api::dlq_replay},
+      {"POST", "/dlq/dismiss", admin, &Api::dlq_dismiss},
+      {"GET", "/dlq/replays", reader, &Api::replay_runs},
+      {"GET", "/dlq/replays/{id}", reader, &Api::replay_run},
+      {"POST", "/dlq/replays/{id}/pause", admin, &Api::pause_run},
+      {"POST", "/dlq/replays/{id}/resume", admin, &Api::resume_run},
+      {"POST", "/dlq/replays/{id}/cancel", admin, &Api::cancel_run},
+      {"GET", "/audit", admin, &Api::audit},
+      {"GET", "/metrics", reader_unless_public_metrics, &Api::metrics},
+      {"GET", "/healthz", open, &Api::healthz},
+      {"GET", "/readyz", open, &Api::readyz},
+      {"GET", "/openapi.json", reader_unless_public_metrics, &Api::openapi},
+  };
+  return rows;
+}
+
+std::vector<RouteInfo> Api::routes() {
+  std::vector<RouteInfo> out;
+  for (const auto& row : table()) {
+    out.push_back({std::string(row.method), std::string(row.pattern), row.access});
+  }
+  return out;
+}
+
 Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
          const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
          const Config& config, const std::atomic<bool>& shutting_down)
@@ -28,39 +75,13 @@ Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& 
       metrics_(metrics),
       config_(config),
       shutting_down_(shutting_down) {
-  auto bind = [this](R (Api::*handler)(const Request&, const RouteMatch&)) {
-    return [this, handler](const Request& req, const RouteMatch& m) { return (this->*handler)(req, m); };
-  };
-  // Every endpoint of dlqd, once, with the access it needs (http-api.md B4; docs/access.md).
-  using enum core::Access;
-  router_.add("POST", "/queues/{queue}/messages", producer, bind(&Api::enqueue));
-  router_.add("GET", "/queues/{queue}/messages", reader, bind(&Api::list));
-  router_.add("DELETE", "/queues/{queue}/messages", admin, bind(&Api::purge));
-  router_.add("POST", "/queues/{queue}/messages/batch", producer, bind(&Api::enqueue_batch));
-  router_.add("GET", "/queues/{queue}/messages/{id}", reader, bind(&Api::show));
-  router_.add("POST", "/queues/{queue}/claim", worker, bind(&Api::claim));
-  router_.add("POST", "/queues/{queue}/ack", worker, bind(&Api::ack));
-  router_.add("POST", "/queues/{queue}/messages/{id}/succeed", worker, bind(&Api::succeed));
-  router_.add("POST", "/queues/{queue}/messages/{id}/fail", worker, bind(&Api::fail));
-  router_.add("POST", "/queues/{queue}/messages/{id}/replay", admin, bind(&Api::replay));
-  router_.add("POST", "/queues/{queue}/messages/{id}/extend", worker, bind(&Api::extend));
-  router_.add("POST", "/queues/{queue}/messages/{id}/release", worker, bind(&Api::release));
-  router_.add("POST", "/queues/{queue}/messages/{id}/dismiss", admin, bind(&Api::dismiss));
-  router_.add("GET", "/queues/{queue}/messages/{id}/attempts", reader, bind(&Api::attempts));
-  router_.add("GET", "/queues", reader, bind(&Api::queues));
-  router_.add("GET", "/queues/{queue}/stats", reader, bind(&Api::queue_stats));
-  router_.add("GET", "/dlq", reader, bind(&Api::dead_letters));
-  router_.add("POST", "/dlq/replay", admin, bind(&Api::dlq_replay));
-  router_.add("POST", "/dlq/dismiss", admin, bind(&Api::dlq_dismiss));
-  router_.add("GET", "/dlq/replays", reader, bind(&Api::replay_runs));
-  router_.add("GET", "/dlq/replays/{id}", reader, bind(&Api::replay_run));
-  router_.add("POST", "/dlq/replays/{id}/pause", admin, bind(&Api::pause_run));
-  router_.add("POST", "/dlq/replays/{id}/resume", admin, bind(&Api::resume_run));
-  router_.add("POST", "/dlq/replays/{id}/cancel", admin, bind(&Api::cancel_run));
-  router_.add("GET", "/audit", admin, bind(&Api::audit));
-  router_.add("GET", "/metrics", reader_unless_public_metrics, bind(&Api::metrics));
-  router_.add("GET", "/healthz", open, bind(&Api::healthz));
-  router_.add("GET", "/readyz", open, bind(&Api::readyz));
+  for (const auto& row : table()) {
+    auto handler = row.handler;
+    router_.add(std::string(row.method), std::string(row.pattern), row.access,
+                [this, handler](const Request& req, const RouteMatch& m) {
+                  return (this->*handler)(req, m);
+                });
+  }
 }
 
 // A service outcome as the answer: the message (as its audience may see it) or the problem.

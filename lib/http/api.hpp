@@ -6,6 +6,8 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/awaitable.hpp>
@@ -21,8 +23,19 @@
 
 namespace dlq::http {
 
+// One route as the table lists it: what `dlqd --print-routes` prints and docs/openapi.json must
+// describe (tests/unit/openapi_test.cpp).
+struct RouteInfo {
+  std::string method;
+  std::string pattern;
+  core::Access access;
+};
+
 class Api {
  public:
+  // The route table, in table order, without handlers; needs no server.
+  static std::vector<RouteInfo> routes();
+
   Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
       const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
       const Config& config, const std::atomic<bool>& shutting_down);
@@ -33,6 +46,13 @@ class Api {
 
  private:
   using R = boost::asio::awaitable<Response>;
+  struct Row {
+    std::string_view method;
+    std::string_view pattern;
+    core::Access access;
+    R (Api::*handler)(const Request&, const RouteMatch&);
+  };
+  static const std::vector<Row>& table();
   // Routing, access, the handler, faults as problems (handle() adds metrics and the access log).
   R dispatch(Request& req, const RouteMatch& match);
   void account(const Request& req, const RouteMatch& match, const Response& res,
@@ -55,6 +75,7 @@ class Api {
   R healthz(const Request& req, const RouteMatch& m);
   R metrics(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
+  R openapi(const Request& req, const RouteMatch& m);
   R audit(const Request& req, const RouteMatch& m);
   R purge(const Request& req, const RouteMatch& m);
   R dead_letters(const Request& req, const RouteMatch& m);

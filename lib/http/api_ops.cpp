@@ -1,9 +1,10 @@
-// The operational routes: queue stats, metrics, health and readiness.
+// The operational routes: queue stats, metrics, health, readiness and the OpenAPI document.
 #include <boost/json.hpp>
 
 #include "core/retention.hpp"
 #include "http/api.hpp"
 #include "http/api_support.hpp"
+#include "http/openapi.hpp"
 
 namespace dlq::http {
 namespace json = boost::json;
@@ -107,6 +108,11 @@ Api::R Api::readyz(const Request& req, const RouteMatch&) {
   json::object body;
   body["status"] = "ready";
   co_return json_response(200, body);
+}
+
+// The API's own description (docs/openapi.json, built in): the same bytes for every caller.
+Api::R Api::openapi(const Request&, const RouteMatch&) {
+  co_return text_response(200, std::string(openapi_document()));
 }
 
 }  // namespace dlq::http

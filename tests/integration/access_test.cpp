@@ -79,6 +79,7 @@ const RouteCase kRoutes[] = {
     {"POST", "/dlq/replays/1/cancel", "admin"},
     {"GET", "/audit", "admin"},
     {"GET", "/metrics", "reader"},
+    {"GET", "/openapi.json", "reader"},
     {"GET", "/healthz", "open"},
     {"GET", "/readyz", "open"},
 };
@@ -155,6 +156,7 @@ BOOST_AUTO_TEST_CASE(public_metrics_opens_metrics_and_nothing_else) {
   DlqdProcess node{DlqdOptions(config_with_tokens({"reader"}, "public_metrics"))};
   HttpClient c(node.port());
   BOOST_TEST(c.get("/metrics").status == 200);
+  BOOST_TEST(c.get("/openapi.json").status == 200);
   BOOST_TEST(c.get("/queues").status == 401);
 }
 

@@ -2,6 +2,8 @@
 // and that bad input never takes the server down.
 #include <boost/test/unit_test.hpp>
 
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "integration/server_fixture.hpp"
@@ -10,6 +12,26 @@ namespace json = boost::json;
 using namespace dlq::test;
 
 BOOST_AUTO_TEST_SUITE(conventions)
+
+// GET /openapi.json serves docs/openapi.json of this tree, byte for byte (docs/api-decisions.md).
+BOOST_AUTO_TEST_CASE(openapi_json_is_the_document_in_the_tree) {
+  std::ifstream in(DLQ_SOURCE_DIR "/docs/openapi.json", std::ios::binary);
+  std::stringstream file;
+  file << in.rdbuf();
+  BOOST_TEST_REQUIRE(!file.str().empty());
+  HttpClient c(shared_dlqd().port());
+  auto res = c.get("/openapi.json");
+  BOOST_TEST(res.status == 200);
+  BOOST_TEST(res.header("content-type") == "application/json");
+  BOOST_TEST((res.body == file.str()));
+  BOOST_TEST(str(res.json(), "openapi") == "3.1.0");
+  auto head = c.request("HEAD", "/openapi.json");
+  BOOST_TEST(head.status == 200);
+  BOOST_TEST(head.body.empty());
+  auto post = c.post("/openapi.json");
+  BOOST_TEST(post.status == 405);
+  BOOST_TEST(post.header("allow") == "GET, HEAD");
+}
 
 BOOST_AUTO_TEST_CASE(problem_details_carry_every_member) {
   HttpClient c(shared_dlqd().port());

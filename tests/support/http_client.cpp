@@ -4,6 +4,10 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -22,6 +26,30 @@ void set_timeout(tcp::socket& s, int ms) {
   timeval tv{ms / 1000, (ms % 1000) * 1000};
   setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   setsockopt(s.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+}
+
+// DLQ_RECORD_RESPONSES=<file>: every answer this client reads is appended to <file> as one JSON
+// line {method, target, status, content_type, body}, for tests/openapi/check-responses.js to
+// check against docs/openapi.json. Bodies above 1 MiB are left out (status and type still count).
+void record(std::string_view method, std::string_view target, const HttpResponse& res) {
+  static const char* path = std::getenv("DLQ_RECORD_RESPONSES");
+  if (!path || !*path) return;
+  static std::mutex mu;
+  static std::ofstream out(path, std::ios::app | std::ios::binary);
+  constexpr std::size_t kMaxRecorded = 1024 * 1024;
+  boost::json::object line{{"method", method},
+                           {"target", target},
+                           {"status", res.status},
+                           {"content_type", res.header("content-type")}};
+  if (res.body.size() <= kMaxRecorded) {
+    line["body"] = res.body;
+  } else {
+    line["body_omitted"] = res.body.size();
+  }
+  std::string text = boost::json::serialize(line);
+  std::lock_guard lock(mu);
+  out << text << '\n';
+  out.flush();
 }
 
 }  // namespace
@@ -97,6 +125,7 @@ HttpResponse HttpClient::request(std::string_view method, std::string_view targe
         beast::error_code ec;
         impl_->socket->close(ec);
       }
+      record(method, target, out);
       return out;
     } catch (const boost::system::system_error&) {
       beast::error_code ec;
