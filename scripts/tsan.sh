@@ -14,7 +14,7 @@ cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDLQ_TSAN=ON -DDLQ_B
 cmake --build build/tsan -j"${JOBS:-2}" --target dlqd dlq_unit_tests dlq_store_tests dlq_integration_tests
 
 reports="$(mktemp -d /tmp/dlq-tsan-XXXXXX)"
-export TSAN_OPTIONS="log_path=$reports/report second_deadlock_stack=1 history_size=4"
+export TSAN_OPTIONS="log_path=$reports/report suppressions=$PWD/tests/tsan.supp second_deadlock_stack=1 history_size=4"
 export DLQ_PG_PORT="${DLQ_PG_PORT:-55436}"
 trap 'scripts/pg-cluster.sh stop' EXIT
 DLQ_TEST_PG_URL="$(scripts/pg-cluster.sh start)"

@@ -1,6 +1,7 @@
 // One suite, every backend: what the Store promises, checked against the real database.
 #include <boost/test/unit_test.hpp>
 
+#include <array>
 #include <atomic>
 #include <set>
 #include <thread>
@@ -207,15 +208,19 @@ BOOST_AUTO_TEST_CASE(a_key_held_only_by_dead_messages_is_free_again) {
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_inserts_with_one_key_create_one_message_across_nodes) {
+  // Declared before the two nodes, so they outlive the nodes' store threads, which post each
+  // completion into them (ThreadSanitizer saw a thread's own io_context destroyed while a store
+  // thread was still signalling it).
+  std::array<asio::io_context, 2> contexts;
+  auto one = open_another();
   auto other = open_another();
-  asio::io_context ioc2;
   std::vector<std::thread> threads;
   std::mutex mu;
   std::set<MessageId> ids;
   for (int node = 0; node < 2; ++node) {
     threads.emplace_back([&, node] {
-      asio::io_context local;
-      store::SqlStore& s = node == 0 ? *store : *other;
+      asio::io_context& local = contexts[static_cast<std::size_t>(node)];
+      store::SqlStore& s = node == 0 ? *one : *other;
       for (int i = 0; i < 20; ++i) {
         store::NewMessage n;
         n.payload = "x";
@@ -231,6 +236,7 @@ BOOST_AUTO_TEST_CASE(concurrent_inserts_with_one_key_create_one_message_across_n
   }
   for (auto& t : threads) t.join();
   BOOST_TEST(ids.size() == 1u);
+  one->close();
   other->close();
 }
 

@@ -1,5 +1,8 @@
 #include "support/http_client.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -34,8 +37,10 @@ void set_timeout(tcp::socket& s, int ms) {
 void record(std::string_view method, std::string_view target, const HttpResponse& res) {
   static const char* path = std::getenv("DLQ_RECORD_RESPONSES");
   if (!path || !*path) return;
-  static std::mutex mu;
-  static std::ofstream out(path, std::ios::app | std::ios::binary);
+  // One write(2) per line on an O_APPEND descriptor: lines from test processes running side by
+  // side (ctest -j) never interleave.
+  static const int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return;
   constexpr std::size_t kMaxRecorded = 1024 * 1024;
   boost::json::object line{{"method", method},
                            {"target", target},
@@ -46,10 +51,12 @@ void record(std::string_view method, std::string_view target, const HttpResponse
   } else {
     line["body_omitted"] = res.body.size();
   }
-  std::string text = boost::json::serialize(line);
-  std::lock_guard lock(mu);
-  out << text << '\n';
-  out.flush();
+  std::string text = boost::json::serialize(line) + '\n';
+  for (std::size_t done = 0; done < text.size();) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
 }
 
 }  // namespace
