@@ -235,6 +235,7 @@ void visit_tail(V& v, Config& c) {
     m.number("cache_seconds", c.metrics.cache_seconds, 0, 3600);
     m.integer("max_queue_labels", c.metrics.max_queue_labels, 1, 100000);
   });
+  v.object("ui", [&c](V& u) { u.string("dir", c.ui.dir); });
   v.object("testing", [&c](V& t) {
     t.boolean("allow_clock_override", c.testing.allow_clock_override);
     t.integer("sqlite_max_page_count", c.testing.sqlite_max_page_count, 0, 1LL << 40);

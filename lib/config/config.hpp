@@ -133,6 +133,11 @@ struct Config {
     double cache_seconds = 1;
     int max_queue_labels = 1000;
   } metrics;
+  struct Ui {
+    // Serve /ui/ from this folder instead of the files built into dlqd (for developing the
+    // UI); empty: the built-in copy.
+    std::string dir;
+  } ui;
   struct Testing {
     bool allow_clock_override = false;
     // SQLite: the most pages the database file may hold (PRAGMA max_page_count); 0: no limit.

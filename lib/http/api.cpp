@@ -42,6 +42,7 @@ const std::vector<Api::Row>& Api::table() {
       {"GET", "/dlq", reader, &Api::dead_letters},
       {"POST", "/dlq/replay", admin, &Api::dlq_replay},
       {"POST", "/dlq/dismiss", admin, &Api::dlq_dismiss},
+      {"GET", "/dlq/hourly", reader, &Api::dead_hourly},
       {"GET", "/dlq/replays", reader, &Api::replay_runs},
       {"GET", "/dlq/replays/{id}", reader, &Api::replay_run},
       {"POST", "/dlq/replays/{id}/pause", admin, &Api::pause_run},
@@ -52,6 +53,9 @@ const std::vector<Api::Row>& Api::table() {
       {"GET", "/healthz", open, &Api::healthz},
       {"GET", "/readyz", open, &Api::readyz},
       {"GET", "/openapi.json", reader_unless_public_metrics, &Api::openapi},
+      {"GET", "/ui", open, &Api::ui_redirect},
+      {"GET", "/ui/", open, &Api::ui_index},
+      {"GET", "/ui/{file}", open, &Api::ui_asset},
   };
   return rows;
 }

@@ -86,6 +86,12 @@ class Api {
   R pause_run(const Request& req, const RouteMatch& m);
   R resume_run(const Request& req, const RouteMatch& m);
   R cancel_run(const Request& req, const RouteMatch& m);
+  R dead_hourly(const Request& req, const RouteMatch& m);
+  R ui_redirect(const Request& req, const RouteMatch& m);
+  R ui_index(const Request& req, const RouteMatch& m);
+  R ui_asset(const Request& req, const RouteMatch& m);
+  // One UI file (built in, or from ui.dir) with its type and the UI's headers; 404 when unknown.
+  Response ui_file(const Request& req, std::string_view name) const;
   R change_run(const Request& req, const RouteMatch& m, core::RunAction action);
   Response preview_answer(const core::BatchPreviewView& p) const;
 

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/desk_requests.hpp"
+#include "core/field_reader.hpp"
 #include "http/api.hpp"
 #include "http/api_support.hpp"
 #include "http/message_stream.hpp"
@@ -175,6 +176,36 @@ Api::R Api::resume_run(const Request& req, const RouteMatch& m) {
 
 Api::R Api::cancel_run(const Request& req, const RouteMatch& m) {
   return change_run(req, m, core::RunAction::cancel);
+}
+
+// GET /dlq/hourly: how many messages went dead in each of the last `hours` hours (the current,
+// partial hour last), from dead_letter_hours: replayed and dismissed ones still count, and the
+// figures survive restarts and agree across nodes (metrics are per node).
+Api::R Api::dead_hourly(const Request& req, const RouteMatch&) {
+  FieldErrors errors;
+  auto queue = core::query_queue(req.query, "queue", errors);
+  auto hours = static_cast<int>(core::query_integer(req.query, "hours", "hours", 1, 168, errors)
+                                    .value_or(24));
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  const TimeMs this_hour = ctx.now / kMillisPerHour * kMillisPerHour;
+  const TimeMs from = this_hour - (hours - 1) * kMillisPerHour;
+  auto counts = co_await store_.dead_hourly(queue, from, hours);
+  json::array buckets;
+  for (int i = 0; i < hours; ++i) {
+    json::object b;
+    b["start"] = format_rfc3339(from + i * kMillisPerHour);
+    b["count"] = counts.at(static_cast<std::size_t>(i));
+    buckets.push_back(std::move(b));
+  }
+  json::object body;
+  body["bucket_seconds"] = kMillisPerHour / kMillisPerSecond;
+  body["hours"] = hours;
+  body["queue"] = queue ? json::value(*queue) : json::value(nullptr);
+  body["from"] = format_rfc3339(from);
+  body["to"] = format_rfc3339(this_hour + kMillisPerHour);
+  body["buckets"] = std::move(buckets);
+  co_return json_response(200, body);
 }
 
 }  // namespace dlq::http

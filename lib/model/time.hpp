@@ -13,6 +13,7 @@ namespace dlq {
 using TimeMs = std::int64_t;
 
 constexpr TimeMs kMillisPerSecond = 1000;
+constexpr TimeMs kMillisPerHour = 3600 * kMillisPerSecond;
 // The latest instant the wire format can express: 9999-12-31T23:59:59.999Z.
 constexpr TimeMs kMaxTimeMs = 253402300799999;
 

@@ -358,6 +358,7 @@ Result<Message> Operations::update(const UpdateParams& p) {
   if (!with_history) append_history(change->history);
   if (change->audit) append_audit(*change->audit);
   note_due(next);
+  note_death(current->status, next);
   return std::move(change->next);
 }
 
@@ -377,6 +378,7 @@ std::vector<Message> Operations::reap(const ReapParams& p) {
     write_message(change.next);
     append_history(change.history);
     note_due(change.next);
+    note_death(m.status, change.next);
     out.push_back(std::move(change.next));
   }
   return out;
@@ -389,12 +391,25 @@ void Operations::note_due(const Message& m) {
   if (!inserted) it->second = std::min(it->second, due);
 }
 
+void Operations::note_death(Status before, const Message& next) {
+  if (next.status != Status::dead || before == Status::dead || !next.dead_at) return;
+  deaths_[{next.queue, *next.dead_at / kMillisPerHour * kMillisPerHour}] += 1;
+}
+
 void Operations::flush_notifications() {
   for (const auto& [queue, due] : notes_) {
     // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters).
     c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(node_, queue, due) + "'");
   }
   notes_.clear();
+  for (const auto& [key, count] : deaths_) {
+    std::string queue = key.first;
+    long long hour = key.second, n = count;
+    c_.session() << "INSERT INTO dead_letter_hours (queue, hour, count) VALUES (:queue, :hour, :n) "
+                    "ON CONFLICT (queue, hour) DO UPDATE SET count = dead_letter_hours.count + :n2",
+        soci::use(queue, "queue"), soci::use(hour, "hour"), soci::use(n, "n"), soci::use(n, "n2");
+  }
+  deaths_.clear();
 }
 
 // Rare (a few times a minute): plain statements with named binds, not kept prepared.

@@ -52,10 +52,18 @@ class Operations {
   // The database answers and carries every migration this build knows.
   bool schema_current();
 
-  // Messages that became due in this transaction, announced to other nodes (PostgreSQL NOTIFY)
-  // just before it commits, so a rolled-back change announces nothing.
+  // Just before the transaction commits: messages that became due in it are announced to other
+  // nodes (PostgreSQL NOTIFY), and the deaths it made are added to dead_letter_hours, in
+  // (queue, hour) order so that concurrent transactions lock those rows in one order. A
+  // rolled-back change does neither.
   void flush_notifications();
-  void discard_notifications() { notes_.clear(); }
+  void discard_notifications() {
+    notes_.clear();
+    deaths_.clear();
+  }
+  // GET /dlq/hourly: deaths per hour from `from_hour` on, `hours` of them (one queue or all).
+  std::vector<long long> dead_hourly(const std::optional<std::string>& queue, TimeMs from_hour,
+                                     int hours);
 
  private:
   using Binder = void (*)(Operations&, soci::statement&);
@@ -76,6 +84,8 @@ class Operations {
   void append_history(const std::vector<AttemptRecord>& history);
 
   void note_due(const Message& m);
+  // Counts `next` in dead_letter_hours when this change made it dead.
+  void note_death(Status before, const Message& next);
 
   // The dead messages a filter matches, with their job types, in the action's order.
   std::vector<std::pair<MessageId, std::optional<std::string>>> dead_ids(const DeadFilter& f,
@@ -89,6 +99,7 @@ class Operations {
   Connection& c_;
   std::string node_;
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
+  std::map<std::pair<std::string, TimeMs>, long long> deaths_;  // (queue, hour) -> deaths
 
   // Buffers the prepared statements are bound to (one thread uses them at a time).
   MessageRow row_;

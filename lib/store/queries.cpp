@@ -200,4 +200,31 @@ std::vector<QueueStats> Operations::stats(const std::optional<std::string>& queu
 
 bool Operations::schema_current() { return applied_version(c_) >= latest_version(c_); }
 
+// Sums over queues (or reads one) from dead_letter_hours; hours without a row count zero.
+std::vector<long long> Operations::dead_hourly(const std::optional<std::string>& queue,
+                                               TimeMs from_hour, int hours) {
+  std::vector<long long> counts(static_cast<std::size_t>(hours), 0);
+  long long from = from_hour, until = from_hour + hours * kMillisPerHour;
+  std::string in_queue = queue.value_or("");
+  long long hour = 0, n = 0;
+  soci::statement st(c_.session());
+  st.exchange(soci::into(hour));
+  st.exchange(soci::into(n));
+  st.exchange(soci::use(from, "from"));
+  st.exchange(soci::use(until, "until"));
+  if (queue) st.exchange(soci::use(in_queue, "queue"));
+  st.alloc();
+  st.prepare(std::string("SELECT hour, SUM(count) FROM dead_letter_hours "
+                         "WHERE hour >= :from AND hour < :until") +
+             (queue ? " AND queue = :queue" : "") + " GROUP BY hour");
+  st.define_and_bind();
+  st.execute(false);
+  while (st.fetch()) {
+    auto i = (hour - from_hour) / kMillisPerHour;
+    if (i >= 0 && i < hours) counts[static_cast<std::size_t>(i)] += n;
+  }
+  c_.finish(st);
+  return counts;
+}
+
 }  // namespace dlq::store

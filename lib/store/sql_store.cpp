@@ -179,6 +179,13 @@ awaitable<std::vector<QueueStats>> SqlStore::queue_stats(std::optional<std::stri
       [queue = std::move(queue), now](Operations& ops) { return ops.stats(queue, now); });
 }
 
+awaitable<std::vector<long long>> SqlStore::dead_hourly(std::optional<std::string> queue,
+                                                        TimeMs from_hour, int hours) {
+  return read<std::vector<long long>>([queue = std::move(queue), from_hour, hours](Operations& ops) {
+    return ops.dead_hourly(queue, from_hour, hours);
+  });
+}
+
 void SqlStore::subscribe_changes(ChangeCallback callback) {
   if (options_.target.backend != DatabaseTarget::Backend::postgresql) return;
   listener_ = std::make_unique<PgListener>(options_.target.libpq_conninfo, node_, std::move(callback));

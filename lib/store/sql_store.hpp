@@ -49,6 +49,8 @@ class SqlStore final : public Store {
   awaitable<std::optional<MessageHistory>> message_history(std::string queue,
                                                            MessageId id) override;
   awaitable<Schedule> schedule_peek(TimeMs now) override;
+  awaitable<std::vector<long long>> dead_hourly(std::optional<std::string> queue,
+                                                TimeMs from_hour, int hours) override;
   awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
                                                  TimeMs now) override;
   awaitable<bool> ping() override;

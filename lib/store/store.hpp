@@ -185,6 +185,9 @@ class Store {
   // Every queue that has messages (queue empty), or just `queue` (zeros when it has none).
   virtual awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
                                                          TimeMs now) = 0;
+  // Deaths per hour (dead_letter_hours): `hours` counts, the first for the hour at `from_hour`.
+  virtual awaitable<std::vector<long long>> dead_hourly(std::optional<std::string> queue,
+                                                        TimeMs from_hour, int hours) = 0;
   // Delivers changes committed by other nodes (PostgreSQL LISTEN/NOTIFY; nothing on SQLite,
   // where one process owns the file). Call once, before serving.
   virtual void subscribe_changes(ChangeCallback callback) = 0;

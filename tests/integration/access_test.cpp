@@ -73,6 +73,7 @@ const RouteCase kRoutes[] = {
     {"POST", "/dlq/replay", "admin"},
     {"POST", "/dlq/dismiss", "admin"},
     {"GET", "/dlq/replays", "reader"},
+    {"GET", "/dlq/hourly", "reader"},
     {"GET", "/dlq/replays/1", "reader"},
     {"POST", "/dlq/replays/1/pause", "admin"},
     {"POST", "/dlq/replays/1/resume", "admin"},
@@ -82,6 +83,9 @@ const RouteCase kRoutes[] = {
     {"GET", "/openapi.json", "reader"},
     {"GET", "/healthz", "open"},
     {"GET", "/readyz", "open"},
+    {"GET", "/ui", "open"},
+    {"GET", "/ui/", "open"},
+    {"GET", "/ui/index.html", "open"},
 };
 
 bool may(const std::string& who, const std::string& needs) {

@@ -416,6 +416,43 @@ BOOST_AUTO_TEST_CASE(reap_applies_the_decision_to_expired_leases_only) {
   BOOST_TEST(to_string(history.at(0).outcome) == "lease_expired");
 }
 
+// dead_letter_hours (GET /dlq/hourly): a death made by an update or by the reaper is counted in
+// its hour, in the same transaction; a dry run counts nothing; other queues are apart.
+BOOST_AUTO_TEST_CASE(deaths_are_counted_in_their_hour_by_updates_and_the_reaper) {
+  const TimeMs hour = T / kMillisPerHour * kMillisPerHour;
+  dead_message("hq", "by update");  // dies at T
+  dead_message("other", "elsewhere");
+  Message r = insert("hq", "by reaper", T);
+  auto claim = claim_params("hq", T);
+  claim.lease_expires_at = T + kMillisPerHour;
+  wait(store->messages_claim(claim));
+  store::ReapParams p;
+  p.now = T + kMillisPerHour;
+  p.decide = [](const Message& m) {
+    QueuePolicy one_expiry;
+    one_expiry.max_lease_expiries = 1;
+    return core::expire_lease(m, one_expiry, T + kMillisPerHour, [] { return 0.0; });
+  };
+  auto reaped = wait(store->messages_reap_expired(p));
+  BOOST_REQUIRE_EQUAL(reaped.size(), 1u);
+  BOOST_TEST(reaped[0].id == r.id);
+  BOOST_REQUIRE(to_string(reaped[0].status) == "dead");
+  Message d = insert("hq", "dry", T);
+  wait(store->messages_claim(claim_params("hq", T)));
+  store::UpdateParams dry;
+  dry.queue = "hq";
+  dry.id = d.id;
+  dry.dry_run = true;
+  dry.decide = [](const Message& m, const store::Related&) {
+    return core::fail(m, {}, QueuePolicy{}, T, [] { return 0.0; });
+  };
+  wait(store->message_update(dry));
+  auto counts = wait(store->dead_hourly(std::string("hq"), hour - kMillisPerHour, 3));
+  BOOST_TEST((counts == std::vector<long long>{0, 1, 1}));
+  auto all = wait(store->dead_hourly(std::nullopt, hour, 1));
+  BOOST_TEST((all == std::vector<long long>{2}));
+}
+
 BOOST_AUTO_TEST_CASE(two_nodes_reaping_at_once_reap_each_lease_once) {
   for (int i = 0; i < 200; ++i) insert("q", std::to_string(i), T);
   auto p = claim_params("q", T, 200);

@@ -1,0 +1,22 @@
+# Script mode half of EmbedFiles.cmake. FILES: the inputs joined with "|".
+string(REPLACE "|" ";" files "${FILES}")
+set(body "")
+set(table "")
+foreach(file IN LISTS files)
+  get_filename_component(name "${file}" NAME)
+  file(READ "${file}" hex HEX)
+  string(LENGTH "${hex}" hex_length)
+  math(EXPR size "${hex_length} / 2")
+  # 64 bytes per source line; every byte a \x escape, so no escape runs into the next character.
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "\\\\x\\1" escaped "${hex}")
+  string(REGEX REPLACE "((\\\\x[0-9a-f][0-9a-f]){64})" "\\1\"\n    \"" escaped "${escaped}")
+  string(MAKE_C_IDENTIFIER "file_${name}" id)
+  string(APPEND body "constexpr char ${id}[] =\n    \"${escaped}\";\n")
+  string(APPEND table "      {\"${name}\", {${id}, ${size}}},\n")
+endforeach()
+if(table STREQUAL "")
+  # No files: an empty table (a C++ array cannot be empty).
+  file(WRITE "${OUT}" "// Generated; do not edit.\n#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\n\nstd::span<const EmbeddedFile> ${NAME}() { return {}; }\n\n}  // namespace ${NAMESPACE}\n")
+  return()
+endif()
+file(WRITE "${OUT}" "// Generated from ${FILES}; do not edit.\n#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\nnamespace {\n${body}}  // namespace\n\nstd::span<const EmbeddedFile> ${NAME}() {\n  static constexpr EmbeddedFile files[] = {\n${table}  };\n  return files;\n}\n\n}  // namespace ${NAMESPACE}\n")

@@ -1,0 +1,134 @@
+// The dlq admin UI: a hash router over five pages. No framework, no build step.
+import { h, clear } from './dom.js';
+import { getToken, setToken, explain } from './api.js';
+import { renderOverview } from './overview.js';
+import { renderDeadLetters } from './deadletters.js';
+import { renderMessage } from './message.js';
+import { renderReplays, renderReplayRun } from './replays.js';
+import { renderAudit } from './audit.js';
+
+const routes = [
+  { re: /^\/?$/, nav: 'overview', page: renderOverview },
+  { re: /^\/dlq$/, nav: 'dlq', page: renderDeadLetters },
+  { re: /^\/m\/([A-Za-z0-9_-]{1,64})\/(\d{1,18})$/, nav: 'dlq', page: renderMessage },
+  { re: /^\/replays$/, nav: 'replays', page: renderReplays },
+  { re: /^\/replays\/(\d{1,18})$/, nav: 'replays', page: renderReplayRun },
+  { re: /^\/audit$/, nav: 'audit', page: renderAudit },
+];
+
+const main = document.getElementById('main');
+const notice = document.getElementById('notice');
+let cleanup = null;
+let generation = 0;
+let lastPage = null;
+
+/** A box that explains an error in words (used inline and in the page notice). */
+export function problemBox(err, extra) {
+  const e = explain(err);
+  return h('div', { class: ['problem', `problem-${e.status || 'x'}`], 'data-status': e.status || '' },
+    h('strong', { class: 'problem-title' }, e.title),
+    h('p', { class: 'problem-what' }, e.what),
+    h('p', { class: 'problem-todo' }, h('span', { class: 'label' }, 'What to do: '), e.todo),
+    e.fields && e.fields.length ? h('ul', { class: 'problem-fields' }, e.fields.map((f) => h('li', null, f))) : null,
+    e.detail ? h('p', { class: 'problem-detail muted' }, `Server said: ${e.detail}`) : null,
+    extra || null);
+}
+
+export function showError(err) {
+  const e = explain(err);
+  notice.className = 'notice notice-error';
+  notice.replaceChildren(problemBox(err), h('button', { type: 'button', class: 'link', onclick: hideNotice }, 'Dismiss this notice'));
+  notice.hidden = false;
+  if (e.focusToken) document.getElementById('token-input').focus();
+}
+
+export function showOk(text) {
+  notice.className = 'notice notice-ok';
+  notice.replaceChildren(h('p', null, text), h('button', { type: 'button', class: 'link', onclick: hideNotice }, 'Dismiss this notice'));
+  notice.hidden = false;
+}
+
+export function hideNotice() { notice.hidden = true; notice.replaceChildren(); }
+
+export function parseHash() {
+  const raw = decodeURI(window.location.hash.replace(/^#/, '')) || '/';
+  const q = raw.indexOf('?');
+  const path = q < 0 ? raw : raw.slice(0, q);
+  const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
+  return { path, params };
+}
+
+export function navigate(path, params) {
+  const qs = params ? new URLSearchParams([...Object.entries(params)].filter(([, v]) => v !== '' && v !== null && v !== undefined)).toString() : '';
+  const target = `#${path}${qs ? `?${qs}` : ''}`;
+  if (window.location.hash === target) render();
+  else window.location.hash = target;
+}
+
+async function render() {
+  const gen = ++generation;
+  if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
+  const { path, params } = parseHash();
+  const route = routes.find((r) => r.re.test(path));
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (route && a.dataset.nav === route.nav) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+  const samePage = lastPage === (route ? route.nav + route.re.source : null);
+  lastPage = route ? route.nav + route.re.source : null;
+  if (!samePage) hideNotice();
+  clear(main);
+  if (!route) {
+    main.append(h('h1', { tabindex: '-1' }, 'Page not found'), h('p', null, h('a', { href: '#/' }, 'Go to the queues overview')));
+    main.dataset.ready = String(gen);
+    return;
+  }
+  const ctx = {
+    params, match: path.match(route.re), isCurrent: () => gen === generation,
+    onLeave: (fn) => { cleanup = fn; },
+  };
+  try {
+    await route.page(main, ctx);
+  } catch (err) {
+    if (gen !== generation) return;
+    if (!main.querySelector('h1')) main.append(h('h1', { tabindex: '-1' }, 'Could not load this page'));
+    main.append(problemBox(err));
+    if (explain(err).focusToken) document.getElementById('token-input').focus();
+  }
+  if (gen === generation) main.dataset.ready = String(gen);
+  if (gen === generation && !samePage) {
+    const h1 = main.querySelector('h1');
+    if (h1 && document.activeElement?.id !== 'token-input') { h1.setAttribute('tabindex', '-1'); h1.focus({ preventScroll: true }); }
+  }
+}
+
+export function setTitle(t) { document.title = `${t} — dlq admin`; }
+
+function refreshTokenState() {
+  const state = document.getElementById('token-state');
+  state.textContent = getToken() ? 'Token set for this tab.' : 'No token set.';
+}
+
+function initToken() {
+  const form = document.getElementById('token-form');
+  const input = document.getElementById('token-input');
+  input.value = getToken();
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    setToken(input.value.trim());
+    refreshTokenState();
+    hideNotice();
+    render();
+  });
+  document.getElementById('token-forget').addEventListener('click', () => {
+    setToken('');
+    input.value = '';
+    refreshTokenState();
+    render();
+  });
+  refreshTokenState();
+}
+
+document.getElementById('skip-link').addEventListener('click', (ev) => { ev.preventDefault(); main.focus(); });
+window.addEventListener('hashchange', render);
+initToken();
+render();

@@ -1,0 +1,144 @@
+// The dead-letter list: filters, keyset paging, multi-select feeding batch replay and dismiss.
+import { h, append, field, select, timeEl, badge, truncate, localToIso, isoToLocal } from './dom.js';
+import { api } from './api.js';
+import { setTitle, navigate } from './app.js';
+import { batchReplayDialog, batchDismissDialog, ERROR_CLASSES, DEAD_REASONS } from './dialogs.js';
+
+const FILTER_KEYS = ['queue', 'job_type', 'error_class', 'dead_reason', 'since', 'until'];
+// Selected messages survive paging, and are forgotten when the filters change.
+const selection = new Map();
+let selectionKey = '';
+
+export async function renderDeadLetters(main, ctx) {
+  setTitle('Dead letters');
+  const p = ctx.params;
+  const filter = {};
+  for (const k of FILTER_KEYS) if (p.get(k)) filter[k] = p.get(k);
+  const limit = p.get('limit') || '20';
+  const after = p.get('after') || '';
+  const back = (p.get('back') || '').split(',').filter(Boolean);
+  const key = JSON.stringify(filter);
+  if (key !== selectionKey) { selection.clear(); selectionKey = key; }
+
+  main.append(h('div', { class: 'page-head' }, h('h1', null, 'Dead letters')));
+  main.append(filterForm(filter, limit));
+  const bar = h('div', { class: 'actions-bar', id: 'selection-bar', role: 'region', 'aria-label': 'Batch actions' });
+  const listBox = h('div', { id: 'dlq-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  main.append(bar, listBox);
+
+  const queuesPromise = api('GET', '/queues').catch(() => null);
+  const page = await api('GET', '/dlq', { query: { ...filter, limit, after_id: after } });
+  if (!ctx.isCurrent()) return;
+  const rerenderBar = () => renderBar(bar, filter, page);
+  listBox.replaceChildren(table(page.messages, rerenderBar), pager(p, page, back, after));
+  rerenderBar();
+  const queues = await queuesPromise;
+  if (queues && ctx.isCurrent()) {
+    const list = document.getElementById('queue-options');
+    if (list) list.replaceChildren(...queues.queues.map((q) => h('option', { value: q.queue })));
+  }
+}
+
+function filterForm(filter, limit) {
+  const qIn = h('input', { name: 'queue', value: filter.queue || '', list: 'queue-options', autocomplete: 'off', spellcheck: 'false', id: 'f-queue' });
+  const jtIn = h('input', { name: 'job_type', value: filter.job_type || '', autocomplete: 'off', spellcheck: 'false', id: 'f-job-type' });
+  const ecSel = select('error_class', [['', 'Any'], ...ERROR_CLASSES.map((c) => [c, c])], filter.error_class, { id: 'f-error-class' });
+  const drSel = select('dead_reason', [['', 'Any'], ...DEAD_REASONS.map((c) => [c, c])], filter.dead_reason, { id: 'f-dead-reason' });
+  const since = h('input', { type: 'datetime-local', name: 'since', value: isoToLocal(filter.since), id: 'f-since' });
+  const until = h('input', { type: 'datetime-local', name: 'until', value: isoToLocal(filter.until), id: 'f-until' });
+  const lim = select('limit', [['20', '20'], ['50', '50'], ['100', '100']], limit, { id: 'f-limit' });
+  const form = h('form', { class: 'filters', id: 'dlq-filters', role: 'search', 'aria-label': 'Filter dead letters' },
+    field('Queue', qIn), h('datalist', { id: 'queue-options' }),
+    field('Job type', jtIn), field('Error class', ecSel), field('Dead reason', drSel),
+    field('Dead since', since, 'local time'), field('Dead until', until, 'local time'), field('Per page', lim),
+    h('div', { class: 'field buttons' },
+      h('button', { type: 'submit', class: 'primary', id: 'f-apply' }, 'Apply filters'),
+      h('button', { type: 'button', id: 'f-reset', onclick: () => navigate('/dlq', {}) }, 'Reset')));
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    navigate('/dlq', {
+      queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
+      since: localToIso(since.value), until: localToIso(until.value), limit: lim.value === '20' ? '' : lim.value,
+    });
+  });
+  return form;
+}
+
+function table(messages, onSelect) {
+  if (!messages.length) return h('p', { class: 'empty', id: 'dlq-empty' }, 'No dead letters match these filters.');
+  const all = h('input', { type: 'checkbox', id: 'select-page', 'aria-label': 'Select every message on this page' });
+  const boxes = [];
+  const syncAll = () => {
+    const n = boxes.filter((b) => b.checked).length;
+    all.checked = n === boxes.length; all.indeterminate = n > 0 && n < boxes.length;
+  };
+  all.addEventListener('change', () => {
+    const want = all.checked;
+    for (const b of boxes) { if (b.checked !== want) { b.checked = want; b.dispatchEvent(new Event('change')); } }
+  });
+  const rows = messages.map((m) => {
+    const box = h('input', { type: 'checkbox', class: 'row-select', 'data-id': m.id, 'aria-label': `Select message ${m.id}`, checked: selection.has(m.id) });
+    box.addEventListener('change', () => {
+      if (box.checked) selection.set(m.id, m); else selection.delete(m.id);
+      box.closest('tr').classList.toggle('selected', box.checked);
+      syncAll(); onSelect();
+    });
+    boxes.push(box);
+    return h('tr', { 'data-id': m.id, class: selection.has(m.id) ? 'selected' : null },
+      h('td', { class: 'sel', 'data-label': 'Select' }, box),
+      h('td', { 'data-label': 'Id' }, h('a', { href: `#/m/${encodeURIComponent(m.queue)}/${m.id}`, class: 'msg-link' }, `#${m.id}`)),
+      h('td', { 'data-label': 'Queue' }, m.queue),
+      h('td', { 'data-label': 'Job type', class: 'c-job-type' }, m.job_type || h('span', { class: 'muted' }, '(none)')),
+      h('td', { 'data-label': 'Error class', class: 'c-error-class' }, badge(m.error_class, 'class')),
+      h('td', { 'data-label': 'Dead reason', class: 'c-dead-reason' }, badge(m.dead_reason, 'reason')),
+      h('td', { 'data-label': 'Attempts', class: 'num' }, String(m.attempts)),
+      h('td', { 'data-label': 'Dead at' }, timeEl(m.dead_at)),
+      h('td', { 'data-label': 'Last error', class: 'err', title: m.last_error || '' }, truncate(m.last_error, 80)));
+  });
+  syncAll();
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'dlq-table' },
+    h('caption', { class: 'sr-only' }, 'Dead letters'),
+    h('thead', null, h('tr', null, h('th', { scope: 'col', class: 'sel' }, all),
+      ['Id', 'Queue', 'Job type', 'Error class', 'Dead reason', 'Attempts', 'Dead at', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
+    h('tbody', null, rows)));
+}
+
+function pager(p, page, back, after) {
+  const params = Object.fromEntries(p.entries());
+  const prev = back.length || after
+    ? h('a', { class: 'button', id: 'page-prev', href: '#', onclick: (ev) => {
+      ev.preventDefault();
+      const b = back.slice(); const to = b.pop();
+      navigate('/dlq', { ...params, after: to && to !== '0' ? to : '', back: b.join(',') });
+    } }, '← Previous page')
+    : null;
+  const next = page.next_after_id !== null && page.next_after_id !== undefined
+    ? h('a', { class: 'button', id: 'page-next', href: '#', onclick: (ev) => {
+      ev.preventDefault();
+      navigate('/dlq', { ...params, after: page.next_after_id, back: [...back, after || '0'].join(',') });
+    } }, 'Next page →')
+    : null;
+  return h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev,
+    h('span', { id: 'page-info', class: 'muted' }, `Page ${back.length + 1} · ${page.count} shown`), next);
+}
+
+function renderBar(bar, filter, page) {
+  const n = selection.size;
+  const ids = [...selection.keys()].sort((a, b) => a - b);
+  const described = Object.entries(filter).map(([k, v]) => `${k.replace('_', ' ')} = ${v}`).join(', ');
+  const refresh = () => navigate('/dlq', Object.fromEntries(new URLSearchParams(window.location.hash.split('?')[1] || '').entries()));
+  const done = () => { selection.clear(); refresh(); };
+  bar.replaceChildren();
+  append(bar, [
+    h('span', { id: 'selection-count', 'aria-live': 'polite' }, n ? `${n} selected` : 'None selected'),
+    h('button', { type: 'button', id: 'replay-selected', disabled: !n,
+      onclick: () => batchReplayDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Replay selected…'),
+    h('button', { type: 'button', id: 'dismiss-selected', disabled: !n,
+      onclick: () => batchDismissDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Dismiss selected…'),
+    n ? h('button', { type: 'button', class: 'link', id: 'clear-selection', onclick: () => { selection.clear(); refresh(); } }, 'Clear selection') : null,
+    h('span', { class: 'sep', 'aria-hidden': 'true' }),
+    h('button', { type: 'button', id: 'replay-matching', disabled: !page.messages.length,
+      onclick: () => batchReplayDialog({ filter, describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue', onDone: done }) }, 'Replay all matching…'),
+    h('button', { type: 'button', id: 'dismiss-matching', disabled: !page.messages.length,
+      onclick: () => batchDismissDialog({ filter, describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue', onDone: done }) }, 'Dismiss all matching…')]);
+}

@@ -1,0 +1,254 @@
+// Dialogs: replay and dismiss one message; batch replay and batch dismiss (preview -> confirm).
+import { h, field, select, badge, truncate, timeEl, localToIso } from './dom.js';
+import { api, ApiError } from './api.js';
+import { problemBox, navigate, showOk } from './app.js';
+
+export const ERROR_CLASSES = ['transient', 'throttled', 'timeout', 'not_found', 'invalid_input', 'auth', 'unknown'];
+export const DEAD_REASONS = ['retries_exhausted', 'non_retryable', 'retry_window_exceeded', 'lease_expired'];
+
+/** A modal <dialog>: Escape and the Cancel button close it; focus returns where it was. */
+function openDialog(id, title) {
+  const opener = document.activeElement;
+  document.getElementById(id)?.remove();
+  const body = h('div', { class: 'dialog-body' });
+  const dlg = h('dialog', { id, class: 'dialog', 'aria-labelledby': `${id}-title` },
+    h('div', { class: 'dialog-head' }, h('h2', { id: `${id}-title` }, title),
+      h('button', { type: 'button', class: 'close', 'aria-label': 'Close', onclick: () => dlg.close() }, '×')),
+    body);
+  dlg.addEventListener('close', () => {
+    dlg.remove();
+    if (opener && opener.isConnected) opener.focus();
+  });
+  document.body.append(dlg);
+  dlg.showModal();
+  return { dlg, body };
+}
+
+function jobTypesTable(byJobType) {
+  const rows = Object.entries(byJobType || {}).sort((a, b) => b[1] - a[1]);
+  return h('table', { class: 'data compact by-job-type' },
+    h('caption', null, 'Matched per job type'),
+    h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Job type'), h('th', { scope: 'col', class: 'num' }, 'Messages'))),
+    h('tbody', null, rows.map(([jt, n]) => h('tr', { 'data-job-type': jt }, h('td', null, jt), h('td', { class: 'num' }, String(n))))));
+}
+
+function sampleTable(sample) {
+  if (!sample || !sample.length) return null;
+  return h('details', { class: 'sample' }, h('summary', null, `Sample (${sample.length})`),
+    h('div', { class: 'table-wrap' }, h('table', { class: 'data compact' },
+      h('thead', null, h('tr', null, ['Id', 'Queue', 'Job type', 'Error class', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
+      h('tbody', null, sample.map((m) => h('tr', null, h('td', null, `#${m.id}`), h('td', null, m.queue), h('td', null, m.job_type || '(none)'),
+        h('td', null, badge(m.error_class, 'class')), h('td', { class: 'err' }, truncate(m.last_error, 60))))))));
+}
+
+function actionRow(...buttons) { return h('div', { class: 'dialog-actions' }, buttons); }
+
+function listJobTypes(byJobType) {
+  return Object.entries(byJobType || {}).map(([jt, n]) => `${jt} (${n})`).join(', ');
+}
+
+/** Batch replay: preview, then a confirmation naming the job types, then the run's page. */
+export function batchReplayDialog({ filter, describe }) {
+  const { dlg, body } = openDialog('batch-replay-dialog', 'Replay dead letters');
+  const preview = async () => {
+    body.replaceChildren(h('p', null, `Replaying ${describe}.`), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
+    let pv;
+    try {
+      pv = await api('POST', '/dlq/replay', { body: { filter, dry_run: true } });
+    } catch (err) {
+      body.replaceChildren(problemBox(err), actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
+      return;
+    }
+    if (!dlg.open) return;
+    if (pv.matched === 0) {
+      body.replaceChildren(h('p', { id: 'preview-matched' }, 'Nothing to replay: no dead letter matches.'),
+        actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
+      return;
+    }
+    const needs = pv.needs_acknowledgement || [];
+    const reason = h('input', { name: 'reason', id: 'br-reason', autocomplete: 'off', placeholder: 'e.g. upstream fixed in release 4.2' });
+    const delay = h('input', { type: 'number', name: 'delay_seconds', id: 'br-delay', min: '0', step: '1', value: '60', inputmode: 'numeric' });
+    const rate = h('input', { type: 'number', name: 'rate_per_second', id: 'br-rate', min: '0.1', max: '1000', step: '0.1', placeholder: 'server default' });
+    const keepOrder = h('input', { type: 'checkbox', name: 'keep_order', id: 'br-keep-order' });
+    const ack = needs.length ? h('input', { type: 'checkbox', name: 'acknowledge_side_effects', id: 'br-ack', required: true }) : null;
+    const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
+    const submit = h('button', { type: 'submit', class: 'primary danger', id: 'br-confirm' }, `Replay ${pv.matched} message${pv.matched === 1 ? '' : 's'}`);
+    const form = h('form', { class: 'dialog-form', id: 'batch-replay-form', novalidate: true },
+      h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: ${describe}.`),
+      jobTypesTable(pv.by_job_type),
+      sampleTable(pv.sample),
+      h('div', { class: 'warning', id: 'br-warning', role: 'note' },
+        h('strong', null, 'Side effects: '),
+        `this runs these jobs again — job types ${listJobTypes(pv.by_job_type)}. `
+        + 'Whatever they do outside dlq (send email, charge a card, call a webhook) will happen again for each message.'),
+      ack ? h('div', { class: 'ack' }, ack, h('label', { for: 'br-ack', id: 'br-ack-label' },
+        `I understand that ${needs.join(', ')} ${needs.length === 1 ? 'is' : 'are'} not idempotent: replaying can repeat ${needs.length === 1 ? 'its' : 'their'} side effects (for example charge or email twice).`)) : null,
+      field('Reason (recorded in the audit log)', reason),
+      h('div', { class: 'row' },
+        field('Start after (seconds)', delay, '0 starts at once'),
+        field('Rate (messages per second)', rate, '0.1 – 1000; capped per job type by the server')),
+      h('div', { class: 'check' }, keepOrder, h('label', { for: 'br-keep-order' }, 'Keep the original order (oldest dead first)')),
+      h('p', { class: 'muted' }, 'Preview valid until ', timeEl(pv.expires_at), '.'),
+      err,
+      actionRow(submit, h('button', { type: 'button', id: 'br-cancel', onclick: () => dlg.close() }, 'Cancel')));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      err.replaceChildren();
+      if (ack && !ack.checked) {
+        err.replaceChildren(h('p', { class: 'problem-inline', id: 'br-ack-missing' }, `Tick the acknowledgement for ${needs.join(', ')} first.`));
+        ack.focus();
+        return;
+      }
+      const req = { filter, confirm_token: pv.confirm_token, delay_seconds: Number(delay.value || 0) };
+      if (rate.value) req.rate_per_second = Number(rate.value);
+      if (keepOrder.checked) req.keep_order = true;
+      if (ack) req.acknowledge_side_effects = true;
+      if (reason.value.trim()) req.reason = reason.value.trim();
+      submit.disabled = true;
+      try {
+        const run = await api('POST', '/dlq/replay', { body: req });
+        dlg.close();
+        navigate(`/replays/${run.replay_id}`);
+      } catch (e) {
+        submit.disabled = false;
+        const again = e instanceof ApiError && e.slug === 'preview-stale'
+          ? h('button', { type: 'button', id: 'br-repreview', onclick: preview }, 'Preview again') : null;
+        err.replaceChildren(problemBox(e, again));
+      }
+    });
+    body.replaceChildren(form);
+    (ack || reason).focus();
+  };
+  preview();
+}
+
+/** Batch dismiss: preview, reason, confirm. */
+export function batchDismissDialog({ filter, describe, onDone }) {
+  const { dlg, body } = openDialog('batch-dismiss-dialog', 'Dismiss dead letters');
+  const preview = async () => {
+    body.replaceChildren(h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
+    let pv;
+    try {
+      pv = await api('POST', '/dlq/dismiss', { body: { filter, dry_run: true } });
+    } catch (err) {
+      body.replaceChildren(problemBox(err), actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
+      return;
+    }
+    if (!dlg.open) return;
+    if (pv.matched === 0) {
+      body.replaceChildren(h('p', { id: 'preview-matched' }, 'Nothing to dismiss: no dead letter matches.'),
+        actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
+      return;
+    }
+    const reason = h('input', { name: 'reason', id: 'bd-reason', required: true, autocomplete: 'off', placeholder: 'e.g. customer deleted; will not fix' });
+    const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
+    const submit = h('button', { type: 'submit', class: 'primary danger', id: 'bd-confirm' }, `Dismiss ${pv.matched} message${pv.matched === 1 ? '' : 's'}`);
+    const form = h('form', { class: 'dialog-form', id: 'batch-dismiss-form', novalidate: true },
+      h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: ${describe}.`),
+      jobTypesTable(pv.by_job_type), sampleTable(pv.sample),
+      h('p', { class: 'warning' }, 'Dismissed messages are marked "won\'t fix": they leave the dead-letter list and are not run again (a dismissed message can still be replayed with force).'),
+      field('Reason (required, recorded with each message and in the audit log)', reason),
+      err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
+    form.addEventListener('submit', async (ev) => {
+      ev.preventDefault();
+      if (!reason.value.trim()) { err.replaceChildren(h('p', { class: 'problem-inline' }, 'Give a reason.')); reason.focus(); return; }
+      submit.disabled = true;
+      try {
+        const r = await api('POST', '/dlq/dismiss', { body: { filter, reason: reason.value.trim(), confirm_token: pv.confirm_token } });
+        dlg.close();
+        showOk(`Dismissed ${r.dismissed} message${r.dismissed === 1 ? '' : 's'}${r.skipped ? ` (${r.skipped} skipped: no longer dead)` : ''}.`);
+        onDone?.();
+      } catch (e) {
+        submit.disabled = false;
+        const again = e instanceof ApiError && e.slug === 'preview-stale'
+          ? h('button', { type: 'button', onclick: preview }, 'Preview again') : null;
+        err.replaceChildren(problemBox(e, again));
+      }
+    });
+    body.replaceChildren(form);
+    reason.focus();
+  };
+  preview();
+}
+
+/** Replay one message: reason, optional edited payload (masks kept), schedule, force. */
+export function replayOneDialog(m, onDone) {
+  const { dlg, body } = openDialog('replay-dialog', `Replay message #${m.id}`);
+  const reason = h('input', { name: 'reason', id: 'r-reason', autocomplete: 'off' });
+  const edit = h('input', { type: 'checkbox', id: 'r-edit' });
+  const payload = h('textarea', { id: 'r-payload', name: 'payload', rows: '8', spellcheck: 'false', disabled: true });
+  payload.value = m.payload;
+  const editBox = h('div', { class: 'edit-box', hidden: true },
+    field('Payload', payload, 'Values shown as "***" are secrets: leave them as "***" and the stored value is kept.'));
+  edit.addEventListener('change', () => { editBox.hidden = !edit.checked; payload.disabled = !edit.checked; if (edit.checked) payload.focus(); });
+  const when = select('when', [['now', 'Now'], ['delay', 'After a delay'], ['at', 'At a time']], 'now', { id: 'r-when' });
+  const delay = h('input', { type: 'number', id: 'r-delay', min: '0', step: '1', value: '60' });
+  const at = h('input', { type: 'datetime-local', id: 'r-at' });
+  const delayF = field('Delay (seconds)', delay); const atF = field('Run at (local time)', at);
+  delayF.hidden = true; atF.hidden = true;
+  when.addEventListener('change', () => { delayF.hidden = when.value !== 'delay'; atF.hidden = when.value !== 'at'; });
+  const force = h('input', { type: 'checkbox', id: 'r-force', checked: m.status === 'dismissed' });
+  const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'r-confirm' }, 'Replay');
+  const form = h('form', { class: 'dialog-form', id: 'replay-form', novalidate: true },
+    h('p', null, `The message goes back to `, h('strong', null, 'pending'), ` in queue ${m.queue} with a fresh retry budget; a worker will run job ${m.job_type || '(no job type)'} again.`),
+    field('Reason (recorded in the history and the audit log)', reason),
+    h('div', { class: 'check' }, edit, h('label', { for: 'r-edit' }, 'Edit the payload before replaying')), editBox,
+    field('When', when), delayF, atF,
+    h('div', { class: 'check' }, force, h('label', { for: 'r-force' },
+      m.status === 'dismissed' ? 'Force (needed: this message was dismissed)' : 'Force, even if a message with the same idempotency key already succeeded')),
+    err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const req = {};
+    if (reason.value.trim()) req.reason = reason.value.trim();
+    if (edit.checked && payload.value !== m.payload) req.payload = payload.value;
+    if (when.value === 'delay') req.delay_seconds = Number(delay.value || 0);
+    if (when.value === 'at') {
+      const iso = localToIso(at.value);
+      if (!iso) { err.replaceChildren(h('p', { class: 'problem-inline' }, 'Pick a time.')); at.focus(); return; }
+      req.run_at = iso;
+    }
+    if (force.checked) req.force = true;
+    submit.disabled = true;
+    try {
+      const r = await api('POST', `/queues/${encodeURIComponent(m.queue)}/messages/${m.id}/replay`, { body: req });
+      dlg.close();
+      showOk(`Message #${r.id} replayed: it is ${r.status} now${r.retry_after ? `, due ${r.retry_after}` : ''}.`);
+      onDone?.();
+    } catch (e) {
+      submit.disabled = false;
+      err.replaceChildren(problemBox(e));
+    }
+  });
+  body.replaceChildren(form);
+  reason.focus();
+}
+
+/** Dismiss one message with a reason. */
+export function dismissOneDialog(m, onDone) {
+  const { dlg, body } = openDialog('dismiss-dialog', `Dismiss message #${m.id}`);
+  const reason = h('input', { name: 'reason', id: 'd-reason', required: true, autocomplete: 'off' });
+  const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
+  const submit = h('button', { type: 'submit', class: 'primary danger', id: 'd-confirm' }, 'Dismiss');
+  const form = h('form', { class: 'dialog-form', id: 'dismiss-form', novalidate: true },
+    h('p', null, 'The message is marked "won\'t fix": it leaves the dead-letter list and is not run again.'),
+    field('Reason (required)', reason), err,
+    actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (!reason.value.trim()) { err.replaceChildren(h('p', { class: 'problem-inline' }, 'Give a reason.')); reason.focus(); return; }
+    submit.disabled = true;
+    try {
+      const r = await api('POST', `/queues/${encodeURIComponent(m.queue)}/messages/${m.id}/dismiss`, { body: { reason: reason.value.trim() } });
+      dlg.close();
+      showOk(`Message #${r.id} dismissed.`);
+      onDone?.();
+    } catch (e) {
+      submit.disabled = false;
+      err.replaceChildren(problemBox(e));
+    }
+  });
+  body.replaceChildren(form);
+  reason.focus();
+}
