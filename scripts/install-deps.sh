@@ -5,7 +5,7 @@ set -euo pipefail
 
 # DLQ_RUNTIME_ONLY=1: only the shared libraries dlqd links (the Docker runtime image).
 # DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc,
-# promtool, Node and npm, clang for the fuzzer, systemd-analyze).
+# promtool, Node and npm, clang for the fuzzer, systemd-analyze, Chromium for the UI test).
 if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
   packages=(
     libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
@@ -32,6 +32,9 @@ if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   # Debian's npm package conflicts with NodeSource's nodejs.
   command -v node >/dev/null || packages+=(nodejs)
   command -v npm >/dev/null || packages+=(npm)
+  # The admin UI's test drives Debian's headless Chromium (tests/ui); one font family so that its
+  # screenshots show text.
+  packages+=(chromium fonts-dejavu-core)
 fi
 
 missing=()

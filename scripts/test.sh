@@ -2,7 +2,8 @@
 # Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
 # -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
 # ASan+UBSan and runs the unit, integration and dlqctl suites on SQLite. A short crash test (kill
-# -9 under load, both backends) runs between the two, and a minute of fuzzing (libFuzzer) at the end.
+# -9 under load, both backends) and the admin UI's test in headless Chromium run between the two,
+# and a minute of fuzzing (libFuzzer) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -41,6 +42,12 @@ echo "== Recorded answers against docs/openapi.json (JSON Schema 2020-12, ajv)"
 phase=$SECONDS
 node tests/openapi/check-responses.js docs/openapi.json "$responses"
 echo "   (Answers against the schemas: $((SECONDS - phase)) s)"
+
+echo "== Admin UI in headless Chromium (puppeteer-core; screenshots in build/ui-artefacts)"
+phase=$SECONDS
+(cd tests/ui && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+tests/ui/run.sh build/release/app/dlqd build/ui-artefacts
+echo "   (UI in the browser: $((SECONDS - phase)) s)"
 
 echo "== Crash test, short form (kill -9 under load; the full run is scripts/crash-test.sh)"
 phase=$SECONDS

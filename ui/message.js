@@ -50,7 +50,7 @@ export async function renderMessage(main, ctx) {
   const runsBox = h('div', { id: 'msg-runs' }, h('p', { class: 'muted' }, 'Looking for batch runs…'));
   main.append(h('section', { class: 'panel', 'aria-labelledby': 'rp-h' }, h('h2', { id: 'rp-h' }, 'Replays'),
     h('p', { id: 'msg-replay-count' }, `Replayed ${m.replay_count} time${m.replay_count === 1 ? '' : 's'}.`), runsBox));
-  findRuns(m, hist.attempts).then((runs) => {
+  findRuns(m).then((runs) => {
     if (!ctx.isCurrent()) return;
     runsBox.replaceChildren(runs.length
       ? h('ul', { class: 'runs' }, runs.map((r) => h('li', null, h('a', { href: `#/replays/${r.replay_id}` }, `Batch run #${r.replay_id}`),
@@ -91,27 +91,14 @@ function duration(a, b) {
   return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-// The runs a message was part of: batch runs whose filter can match it and whose window holds
-// one of its "replayed" history entries by the run's actor (the API has no per-message index).
-async function findRuns(m, attempts) {
-  const replays = attempts.filter((a) => a.outcome === 'replayed' && a.finished_at);
-  if (!replays.length) return [];
+// The runs a message was part of (replayed or skipped), newest first: GET /dlq/replays?message_id=
+// reads the runs' fixed id sets on the server.
+async function findRuns(m) {
   const found = [];
   let after = '';
   for (let page = 0; page < 5; page++) {
-    const r = await api('GET', '/dlq/replays', { query: { limit: 100, after_id: after } });
-    for (const run of r.replays) {
-      const f = run.filter || {};
-      if (f.queue && f.queue !== m.queue) continue;
-      if (f.job_type && f.job_type !== m.job_type) continue;
-      if (Array.isArray(f.ids) && !f.ids.includes(m.id)) continue;
-      const from = new Date(run.start_at).getTime() - 1000;
-      const to = new Date(run.updated_at).getTime() + 1000;
-      if (replays.some((a) => {
-        const t = new Date(a.finished_at).getTime();
-        return t >= from && t <= to && (a.actor || null) === (run.actor || null) && (a.reason || null) === (run.reason || null);
-      })) found.push(run);
-    }
+    const r = await api('GET', '/dlq/replays', { query: { limit: 100, message_id: m.id, after_id: after } });
+    found.push(...r.replays);
     if (r.next_after_id === null || r.next_after_id === undefined) break;
     after = r.next_after_id;
   }

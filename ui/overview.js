@@ -12,7 +12,15 @@ export async function renderOverview(main, ctx) {
   const chartBox = h('section', { class: 'chart-box', id: 'chart', 'aria-labelledby': 'chart-h' });
   main.append(tableBox, chartBox);
 
-  const { queues } = await api('GET', '/queues');
+  let queues;
+  try {
+    ({ queues } = await api('GET', '/queues'));
+  } catch (err) {
+    // The notice below the page explains the error; nothing here keeps saying "Loading".
+    tableBox.replaceChildren(tableBox.firstChild, h('p', { class: 'muted' }, 'Queues could not be loaded.'));
+    chartBox.hidden = true;
+    throw err;
+  }
   if (!ctx.isCurrent()) return;
   tableBox.replaceChildren(tableBox.firstChild, queuesTable(queues));
   renderChart(chartBox, ctx, queues.map((q) => q.queue), chartQueue);

@@ -254,10 +254,12 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::run(const RequestContext&, l
 }
 
 awaitable<std::vector<store::ReplayRun>> DeadLetterDesk::runs(const RequestContext&, int limit,
-                                                              std::optional<long long> before_id) {
+                                                              std::optional<long long> before_id,
+                                                              std::optional<long long> message_id) {
   store::RunListParams params;
   params.limit = limit;
   params.before_id = before_id;
+  params.message_id = message_id;
   co_return co_await store_.replay_runs_list(std::move(params));
 }
 

@@ -80,8 +80,10 @@ class DeadLetterDesk {
                                                     DismissConfirmation in);
 
   awaitable<Result<store::ReplayRun>> run(const RequestContext& ctx, long long id);
+  // Newest first; with `message_id`, only the runs that had that message in their id set.
   awaitable<std::vector<store::ReplayRun>> runs(const RequestContext& ctx, int limit,
-                                                std::optional<long long> before_id);
+                                                std::optional<long long> before_id,
+                                                std::optional<long long> message_id);
   awaitable<Result<store::ReplayRun>> change_run(const RequestContext& ctx, long long id,
                                                  RunAction action);
 

@@ -134,9 +134,11 @@ Api::R Api::replay_runs(const Request& req, const RouteMatch&) {
   int limit = 20;
   std::optional<long long> before;
   FieldErrors errors = core::decode_page(req.query, limit, before);
+  auto message_id =
+      core::query_integer(req.query, "message_id", "message_id", 1, 999999999999999999LL, errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   auto runs = co_await desk_.runs(request_context(config_, service_.clock(), req), limit + 1,
-                                  before);
+                                  before, message_id);
   json::value next = trim_page(runs, limit, [](const store::ReplayRun& r) { return r.id; });
   json::array items;
   for (const auto& r : runs) items.push_back(run_json(r));

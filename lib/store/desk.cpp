@@ -337,17 +337,22 @@ std::optional<ReplayRun> Operations::run_find(long long id) {
 }
 
 std::vector<ReplayRun> Operations::runs_list(const RunListParams& p) {
-  std::string sql = "SELECT " + std::string(kRunColumns) + " FROM replay_runs" +
-                    (p.before_id ? " WHERE id < :before" : "") + " ORDER BY id DESC LIMIT :limit";
+  std::string sql = "SELECT " + std::string(kRunColumns) + " FROM replay_runs WHERE 1 = 1" +
+                    (p.before_id ? " AND id < :before" : "") +
+                    (p.message_id ? " AND id IN (SELECT run_id FROM replay_run_items"
+                                    " WHERE message_id = :message)"
+                                  : "") +
+                    " ORDER BY id DESC LIMIT :limit";
   if (p.active_only) {
     sql = "SELECT " + std::string(kRunColumns) +
           " FROM replay_runs WHERE status IN ('scheduled', 'running') ORDER BY id LIMIT :limit";
   }
   RunRow row;
-  long long before = p.before_id.value_or(0), limit = p.limit;
+  long long before = p.before_id.value_or(0), limit = p.limit, message = p.message_id.value_or(0);
   soci::statement st(c_.session());
   row.exchange_into(st);
   if (p.before_id && !p.active_only) st.exchange(soci::use(before, "before"));
+  if (p.message_id && !p.active_only) st.exchange(soci::use(message, "message"));
   st.exchange(soci::use(limit, "limit"));
   prepare(st, sql);
   std::vector<ReplayRun> out;

@@ -131,6 +131,7 @@ struct RunListParams {
   int limit = 20;
   std::optional<long long> before_id;
   bool active_only = false;
+  std::optional<long long> message_id;  // only the runs whose id set holds this message
 };
 
 // Pause, resume or cancel: `decide` (the core) turns the run as stored into the run as it must

@@ -150,6 +150,12 @@ BOOST_AUTO_TEST_CASE(a_preview_changes_nothing_and_the_confirmation_replays_exac
   BOOST_TEST(str(run, "reason") == "fixed");
   for (auto id : ids) BOOST_TEST(replay_count(c, "q", id) == 1);
   BOOST_TEST(replay_count(c, "other", other[0]) == 0);  // outside the filter: untouched
+  // The runs a message was part of: this one for each of its messages, none for the other.
+  auto mine = c.get("/dlq/replays?message_id=" + std::to_string(ids[1])).json();
+  BOOST_REQUIRE_EQUAL(mine.at("count").as_int64(), 1);
+  BOOST_TEST(mine.at("replays").as_array()[0].at("replay_id").as_int64() == run_id);
+  BOOST_TEST(c.get("/dlq/replays?message_id=" + std::to_string(other[0])).json().at("count").as_int64() == 0);
+  BOOST_TEST(c.get("/dlq/replays?message_id=0").status == 422);
   // The token is used up.
   BOOST_TEST(confirm(c, filter, p).status == 409);
 

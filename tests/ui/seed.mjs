@@ -1,0 +1,135 @@
+// Seeds a fresh dlqd over HTTP for the UI test, and writes what it made to $DLQ_UI_SEED.
+// Queues: emails (many dead send_email, more than one page), billing (charge_card, not
+// idempotent), reports (ready, scheduled, processing, succeeded, dead for several reasons),
+// webhooks (a lease that expired), exports (a big batch for the slow, paused replay run).
+import { writeFileSync } from 'node:fs';
+
+const base = process.env.DLQ_UI_BASE;
+const token = process.env.DLQ_UI_ADMIN_TOKEN;
+export const SECRET = 'sk_live_UI_SEEDED_SECRET_7f3a9c';
+
+async function call(method, path, body, expect) {
+  const res = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(10000),
+  });
+  const text = await res.text();
+  if (expect !== undefined ? res.status !== expect : !res.ok) {
+    throw new Error(`${method} ${path} -> ${res.status} ${text}`);
+  }
+  return text ? JSON.parse(text) : null;
+}
+
+async function enqueue(queue, items) {
+  const r = await call('POST', `/queues/${queue}/messages/batch`, { messages: items }, 201);
+  return r.messages;
+}
+
+// Claims exactly the given ids (they must be the only due messages of their job types) and fails each.
+async function claimAll(queue, n, jobTypes, worker, visibility = 300) {
+  const got = [];
+  while (got.length < n) {
+    const r = await call('POST', `/queues/${queue}/claim`,
+      { max: Math.min(100, n - got.length), worker, job_types: jobTypes, visibility_timeout: visibility });
+    if (!r.claimed) throw new Error(`claim ${queue}: nothing due, got ${got.length}/${n}`);
+    got.push(...r.messages);
+  }
+  return got;
+}
+const fail = (m, body) => call('POST', `/queues/${m.queue}/messages/${m.id}/fail`, { lease_id: m.lease_id, ...body });
+const succeed = (m) => call('POST', `/queues/${m.queue}/messages/${m.id}/succeed`, { lease_id: m.lease_id });
+
+const payload = (obj) => JSON.stringify(obj);
+const seed = { secret: SECRET, queues: {} };
+
+// webhooks: one message whose lease expires (max_lease_expiries 1) -> dead lease_expired.
+await enqueue('webhooks', [{ payload: payload({ url: 'http://127.0.0.1:1/hook', event: 'order.paid' }), job_type: 'deliver_webhook' }]);
+const [hook] = await claimAll('webhooks', 1, ['deliver_webhook'], 'worker-hooks', 1);
+const leaseStarted = Date.now();
+
+// emails: 45 dead send_email (transient, retries exhausted at the first failure) + 5 non_retryable.
+const emailItems = [];
+for (let i = 0; i < 50; i++) {
+  emailItems.push({
+    payload: payload({ to: `user${i}@example.com`, template: 'welcome', smtp: { user: 'mailer', password: SECRET } }),
+    job_type: 'send_email', max_retries: 1,
+  });
+}
+await enqueue('emails', emailItems);
+const emails = await claimAll('emails', 50, ['send_email'], 'worker-mail-1');
+for (const [i, m] of emails.entries()) {
+  if (i < 45) await fail(m, { error: `SMTP 451 temporary failure for user${i}`, error_class: 'transient' });
+  else await fail(m, { error: 'mailbox does not exist', error_class: 'invalid_input' });
+}
+
+// emails: one message with a long history: three attempts on two workers, then dead.
+const [story] = await enqueue('emails', [{
+  payload: payload({ to: 'vip@example.com', template: 'invoice', api_key: SECRET, amount: 42 }),
+  job_type: 'send_invoice', max_retries: 3, idempotency_key: 'invoice-2026-0042',
+}]);
+{
+  let [m] = await claimAll('emails', 1, ['send_invoice'], 'worker-mail-1');
+  await fail(m, { error: 'connection reset by peer', error_class: 'transient', retry_in: 0, checkpoint: 'pdf_rendered' });
+  [m] = await claimAll('emails', 1, ['send_invoice'], 'worker-mail-2');
+  await fail(m, { error: 'SMTP server timed out after 30 s', error_class: 'timeout', retry_in: 0 });
+  [m] = await claimAll('emails', 1, ['send_invoice'], 'worker-mail-2');
+  await fail(m, { error: 'quota exceeded', error_class: 'throttled', cause: 'provider rate limit', stack: 'at send (mail.js:10)\nat run (worker.js:88)' });
+}
+
+// billing: charge_card (configured idempotent: false), 6 dead (timeout), 2 succeeded.
+const billItems = [];
+for (let i = 0; i < 8; i++) {
+  billItems.push({ payload: payload({ customer: `cus_${i}`, cents: 1000 + i, card_number: '4242424242424242' }),
+    job_type: 'charge_card', max_retries: 1, idempotency_key: `charge-${i}` });
+}
+await enqueue('billing', billItems);
+const bills = await claimAll('billing', 8, ['charge_card'], 'worker-billing');
+for (const [i, m] of bills.entries()) {
+  if (i < 6) await fail(m, { error: `gateway timeout charging cus_${i}`, error_class: 'timeout' });
+  else await succeed(m);
+}
+
+// reports: 3 ready, 2 scheduled, 1 processing, 2 succeeded, 3 dead auth (non_retryable),
+// 1 dead retry_window_exceeded (the queue's window is 1 s, the backoff 2 s).
+const rep = (i) => ({ payload: payload({ report: `r${i}`, token: SECRET }), job_type: 'build_report' });
+await enqueue('reports', [rep(1), rep(2), rep(3), rep(4), rep(5), rep(6), rep(7)]);
+const reps = await claimAll('reports', 7, ['build_report'], 'worker-reports');
+for (const m of reps.slice(0, 3)) await fail(m, { error: 'warehouse refused the credentials', error_class: 'auth' });
+await fail(reps[3], { error: 'warehouse busy', error_class: 'transient' });
+await succeed(reps[4]);
+await succeed(reps[5]);
+// reps[6] stays processing (lease 300 s).
+await enqueue('reports', [rep(8), rep(9), rep(10)]);
+await enqueue('reports', [{ ...rep(11), delay_seconds: 3600 }, { ...rep(12), delay_seconds: 3600 }]);
+
+// exports: 30 dead export_csv for the slow batch replay (paused and resumed by the test).
+const expItems = [];
+for (let i = 0; i < 30; i++) expItems.push({ payload: payload({ export: i }), job_type: 'export_csv', max_retries: 1 });
+await enqueue('exports', expItems);
+const exps = await claimAll('exports', 30, ['export_csv'], 'worker-exports');
+for (const m of exps) await fail(m, { error: 'disk full', error_class: 'unknown', retryable: false });
+
+// Wait for the reaper to kill the webhook lease (<= 1 s after expiry).
+for (;;) {
+  const m = await call('GET', `/queues/webhooks/messages/${hook.id}`);
+  if (m.status === 'dead') break;
+  if (Date.now() - leaseStarted > 15000) throw new Error(`webhook lease not reaped: ${JSON.stringify(m)}`);
+  await new Promise((r) => setTimeout(r, 200));
+}
+
+const queues = await call('GET', '/queues');
+for (const q of queues.queues) seed.queues[q.queue] = q;
+const expect = { emails: { dead: 51 }, billing: { dead: 6, succeeded: 2 },
+  reports: { ready: 3, scheduled: 2, processing: 1, succeeded: 2, dead: 4 }, webhooks: { dead: 1 }, exports: { dead: 30 } };
+for (const [q, counts] of Object.entries(expect)) {
+  for (const [k, v] of Object.entries(counts)) {
+    if (seed.queues[q]?.[k] !== v) throw new Error(`seed: ${q}.${k} is ${seed.queues[q]?.[k]}, expected ${v}`);
+  }
+}
+seed.story = { queue: 'emails', id: story.id };
+seed.hook = { queue: 'webhooks', id: hook.id };
+seed.dead_total = 51 + 6 + 4 + 1 + 30;
+writeFileSync(process.env.DLQ_UI_SEED, JSON.stringify(seed, null, 2));
+console.log(`seed: ${seed.dead_total} dead messages in ${queues.queues.length} queues`);

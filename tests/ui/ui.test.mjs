@@ -1,0 +1,574 @@
+// The dlqd admin UI in headless Chromium (puppeteer-core), against a real dlqd seeded by seed.mjs.
+// Started by tests/ui/run.sh, which sets:
+//   DLQ_UI_BASE (http://127.0.0.1:PORT), DLQ_UI_ADMIN_TOKEN, DLQ_UI_READER_TOKEN,
+//   DLQ_UI_ARTEFACTS (screenshots), DLQ_UI_SEED (what seed.mjs made), DLQ_UI_DIR (the ui/ sources).
+// Fails on: a request that leaves 127.0.0.1:PORT, a console error or CSP violation that the step
+// did not expect, an uncaught page error, a UI file with the wrong Content-Type / nosniff / CSP,
+// the seeded secret anywhere in the page, and any failed assertion below.
+import puppeteer from 'puppeteer-core';
+import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, extname } from 'node:path';
+
+const env = (k) => { const v = process.env[k]; if (!v) { console.error(`ui test: ${k} is not set`); process.exit(2); } return v; };
+const BASE = env('DLQ_UI_BASE').replace(/\/$/, '');
+const ORIGIN = new URL(BASE).origin;
+const ADMIN = env('DLQ_UI_ADMIN_TOKEN');
+const READER = env('DLQ_UI_READER_TOKEN');
+const ART = env('DLQ_UI_ARTEFACTS');
+const SEED = JSON.parse(readFileSync(env('DLQ_UI_SEED'), 'utf8'));
+const UI_DIR = env('DLQ_UI_DIR');
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const TYPES = { '.html': /^text\/html\b/, '.js': /^(text|application)\/javascript\b/, '.css': /^text\/css\b/, '.svg': /^image\/svg\+xml\b/,
+  '.png': /^image\/png$/, '.ico': /^image\/(x-icon|vnd\.microsoft\.icon)$/, '.json': /^application\/(manifest\+)?json\b/, '.txt': /^text\/plain\b/ };
+
+if (new URL(BASE).hostname !== '127.0.0.1') { console.error('ui test: DLQ_UI_BASE must be on 127.0.0.1'); process.exit(2); }
+const started = Date.now();
+const deadline = setTimeout(() => { console.error('ui test: FAILED: the whole run took over 140 s'); process.exit(1); }, 140000);
+
+// ---- small helpers ------------------------------------------------------------------------------
+class Failure extends Error {}
+function check(cond, msg) { if (!cond) throw new Failure(msg); }
+function eq(actual, expected, msg) {
+  const a = JSON.stringify(actual); const e = JSON.stringify(expected);
+  if (a !== e) throw new Failure(`${msg}: got ${a}, expected ${e}`);
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function rest(method, path, { token = ADMIN, body } = {}) {
+  const res = await fetch(BASE + path, {
+    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10000),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new Failure(`${method} ${path} -> ${res.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function until(what, fn, timeoutMs = 10000, everyMs = 100) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try { last = await fn(); if (last) return last; } catch (e) { last = e; }
+    if (Date.now() > end) throw new Failure(`timed out waiting for ${what}${last instanceof Error ? ` (${last.message})` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+// ---- the browser ------------------------------------------------------------------------------------
+const profile = mkdtempSync(join(tmpdir(), 'dlq-ui-chromium-'));
+const browser = await puppeteer.launch({
+  executablePath: CHROMIUM,
+  headless: true,
+  userDataDir: profile,
+  defaultViewport: { width: 1280, height: 800 },
+  protocolTimeout: 30000,
+  timeout: 30000,
+  args: [
+    '--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage',
+    '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync',
+    '--disable-default-apps', '--disable-extensions', '--disable-domain-reliability', '--no-pings',
+    '--disable-client-side-phishing-detection', '--disable-breakpad', '--metrics-recording-only',
+    '--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater',
+    '--password-store=basic', '--use-mock-keychain',
+    // Nothing but loopback resolves, whatever the page or the browser tries.
+    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+    '--lang=en-US',
+  ],
+});
+const page = await browser.newPage();
+page.setDefaultTimeout(10000);
+
+const offLoopback = [];
+const requests = [];
+const consoleErrors = [];
+const pageErrors = [];
+const uiResponses = new Map();
+let allowedConsole = [];
+
+await page.setRequestInterception(true);
+page.on('request', (req) => {
+  const url = req.url();
+  requests.push(`${req.method()} ${url.startsWith('data:') ? 'data:…' : url}`);
+  if (url.startsWith('data:') || (url.startsWith('http:') && new URL(url).origin === ORIGIN)) {
+    req.continue();
+  } else {
+    offLoopback.push(url);
+    req.abort('blockedbyclient');
+  }
+});
+page.on('console', (msg) => {
+  if (msg.type() !== 'error' && !/Content.Security.Policy|Refused to/i.test(msg.text())) return;
+  const text = `${msg.text()} @ ${msg.location()?.url || ''}`;
+  if (allowedConsole.some((re) => re.test(text))) return;
+  consoleErrors.push(text);
+});
+page.on('pageerror', (err) => pageErrors.push(String(err && err.message ? err.message : err)));
+page.on('response', (res) => {
+  const u = new URL(res.url());
+  if (u.origin === ORIGIN && u.pathname.startsWith('/ui/') && res.status() === 200) uiResponses.set(u.pathname, res.headers());
+});
+await page.evaluateOnNewDocument(() => {
+  window.__csp = [];
+  document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(`${e.violatedDirective} ${e.blockedURI}`));
+});
+
+// ---- page helpers -------------------------------------------------------------------------------------
+const readyGen = () => page.$eval('#main', (m) => Number(m.dataset.ready || 0));
+/** Runs action, then waits until the router finished rendering a newer page. */
+async function rendered(action) {
+  const before = await readyGen();
+  await action();
+  await until('the page to render', async () => (await readyGen()) > before);
+}
+/** Goes to a page by its hash (re-rendering it if it is the current one). */
+async function go(hash) {
+  if (await page.evaluate((hh) => window.location.hash === hh, hash)) {
+    await rendered(() => page.evaluate(() => { window.location.hash = '#/__reload'; }));
+  }
+  await rendered(() => page.evaluate((hh) => { window.location.hash = hh; }, hash));
+}
+const text = (sel) => page.$eval(sel, (e) => e.textContent.replace(/\s+/g, ' ').trim());
+const exists = async (sel) => (await page.$(sel)) !== null;
+async function typeInto(sel, value) {
+  await page.$eval(sel, (e) => { e.value = ''; });
+  await page.type(sel, value);
+}
+async function setValue(sel, value) {
+  await page.$eval(sel, (e, v) => { e.value = v; e.dispatchEvent(new Event('input', { bubbles: true })); e.dispatchEvent(new Event('change', { bubbles: true })); }, value);
+}
+/** Presses Tab until the focused element matches sel (keyboard reachability). */
+async function tabTo(sel, max = 60) {
+  for (let i = 0; i < max; i++) {
+    if (await page.evaluate((s) => document.activeElement && document.activeElement.matches(s), sel)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Failure(`${sel} not reached with Tab`);
+}
+async function setToken(token) {
+  await rendered(async () => {
+    await typeInto('#token-input', token);
+    await page.click('#token-save');
+  });
+}
+async function shot(name, fullPage = true) { await page.screenshot({ path: join(ART, `${name}.png`), fullPage }); }
+async function dlqRows() {
+  return page.$$eval('#dlq-table tbody tr', (rows) => rows.map((r) => ({
+    id: Number(r.dataset.id), queue: r.children[2].textContent.trim(), job_type: r.children[3].textContent.trim(),
+    error_class: r.children[4].textContent.trim(), dead_reason: r.children[5].textContent.trim() })));
+}
+async function noSecretInPage(where) {
+  const html = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText);
+  check(!html.includes(SEED.secret), `the raw secret appears in the page (${where})`);
+}
+async function filterList(values) {
+  await go('#/dlq');
+  for (const [sel, v] of Object.entries(values)) {
+    if (sel.startsWith('select:')) await page.select(sel.slice(7), v); else await typeInto(sel, v);
+  }
+  await rendered(() => page.click('#f-apply'));
+}
+
+const results = [];
+async function step(name, fn, allow = []) {
+  const t0 = Date.now();
+  allowedConsole = allow;
+  try {
+    await fn();
+    const csp = await page.evaluate(() => window.__csp || []);
+    check(csp.length === 0, `CSP violations: ${csp.join('; ')}`);
+    check(consoleErrors.length === 0, `console errors: ${consoleErrors.join(' | ')}`);
+    check(pageErrors.length === 0, `page errors: ${pageErrors.join(' | ')}`);
+    check(offLoopback.length === 0, `requests left loopback: ${offLoopback.join(', ')}`);
+    await noSecretInPage(name);
+    results.push(name);
+    console.log(`ok   ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  } catch (err) {
+    console.error(`FAIL ${name}: ${err && err.stack ? err.stack : err}`);
+    try { await shot(`FAILED-${name.replace(/[^a-z0-9]+/gi, '-')}`); } catch { /* ignore */ }
+    throw err;
+  } finally {
+    allowedConsole = [];
+  }
+}
+
+let exitCode = 0;
+try {
+  // ---- static files: headers, embedded copy, redirect -------------------------------------------
+  await step('UI files are served with exact types, nosniff and the CSP', async () => {
+    const r = await fetch(`${BASE}/ui`, { redirect: 'manual' });
+    eq(r.status, 308, '/ui status');
+    check(/\/ui\/$/.test(r.headers.get('location') || ''), `/ui redirects to /ui/ (Location ${r.headers.get('location')})`);
+    const files = readdirSync(UI_DIR).filter((f) => /^[a-z0-9._-]+$/.test(f));
+    check(files.includes('index.html') && files.includes('app.js'), 'ui/ holds index.html and app.js');
+    for (const f of ['', ...files]) {
+      const res = await fetch(`${BASE}/ui/${f}`); // no token: UI files are public
+      eq(res.status, 200, `GET /ui/${f}`);
+      const type = res.headers.get('content-type') || '';
+      check(TYPES[extname(f || 'index.html')].test(type), `/ui/${f} Content-Type ${type}`);
+      eq(res.headers.get('x-content-type-options'), 'nosniff', `/ui/${f} nosniff`);
+      eq(res.headers.get('content-security-policy'), CSP, `/ui/${f} CSP`);
+      const body = Buffer.from(await res.arrayBuffer());
+      check(body.equals(readFileSync(join(UI_DIR, f || 'index.html'))), `/ui/${f} is byte for byte ui/${f || 'index.html'} (rebuild dlqd after editing ui/)`);
+      if (extname(f) === '.html' || extname(f) === '.js' || extname(f) === '.css') {
+        const s = body.toString('utf8');
+        check(!/https?:\/\/(?!127\.0\.0\.1)/.test(s.replace(/http:\/\/www\.w3\.org\/2000\/svg/g, '')), `ui/${f} names no network URL`);
+        check(!/style\s*=/.test(s.replace(/'style'/g, '')) || f === 'dom.js', `ui/${f} has no inline style attribute`);
+      }
+    }
+    const missing = await fetch(`${BASE}/ui/no-such-file.js`);
+    eq(missing.status, 404, 'an unknown UI file');
+  });
+
+  // ---- token entry (keyboard) ---------------------------------------------------------------------
+  await step('without a token the page explains 401; the token is entered with the keyboard', async () => {
+    await page.goto(`${BASE}/ui/`, { waitUntil: 'load' });
+    await page.waitForSelector('.problem-401');
+    check((await text('.problem-401')).includes('Not signed in'), '401 title');
+    check(await page.evaluate(() => document.activeElement.id === 'token-input'), 'the token field has the focus after a 401');
+    await rendered(async () => {
+      await page.keyboard.type(ADMIN);
+      await page.keyboard.press('Enter');
+    });
+    await page.waitForSelector('#queues-table');
+    eq(await page.evaluate(() => sessionStorage.getItem('dlq.ui.token')), ADMIN, 'token in session storage');
+    eq(await page.evaluate(() => localStorage.length), 0, 'nothing in local storage');
+  }, [/status of 401/]);
+
+  // ---- overview ------------------------------------------------------------------------------------
+  await step('overview: every queue with its counts, and the hourly chart', async () => {
+    const api = (await rest('GET', '/queues')).queues;
+    const rows = await page.$$eval('#queues-table tbody tr', (trs) => trs.map((tr) => {
+      const cell = (c) => tr.querySelector(`.${c}`).textContent.trim();
+      return { queue: tr.dataset.queue, ready: +cell('c-ready'), scheduled: +cell('c-scheduled'), processing: +cell('c-processing'),
+        dead: +cell('c-dead'), succeeded: +cell('c-succeeded'), dismissed: +cell('c-dismissed'), oldest: cell('c-oldest-dead') };
+    }));
+    eq(rows.map((r) => r.queue), api.map((q) => q.queue), 'queues listed');
+    for (const q of api) {
+      const r = rows.find((x) => x.queue === q.queue);
+      eq([r.ready, r.scheduled, r.processing, r.dead, r.succeeded, r.dismissed],
+        [q.ready, q.scheduled, q.processing, q.dead, q.succeeded, q.dismissed], `counts of ${q.queue}`);
+      check(q.oldest_dead_age_seconds === null ? r.oldest === '—' : /\d+ (s|min|h|d)/.test(r.oldest), `oldest dead of ${q.queue}: ${r.oldest}`);
+    }
+    eq(rows.find((r) => r.queue === 'reports').ready, 3, 'reports ready (seeded)');
+    eq(rows.find((r) => r.queue === 'emails').dead, 51, 'emails dead (seeded)');
+    const hourly = await fetch(`${BASE}/dlq/hourly?hours=24`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    if (hourly.status === 404 && process.env.DLQ_UI_ALLOW_NO_HOURLY === '1') {
+      await page.waitForSelector('.chart-unavailable');
+      console.log('     (no /dlq/hourly on this dlqd: "chart unavailable" checked instead)');
+    } else {
+      eq(hourly.status, 200, 'GET /dlq/hourly');
+      const h = await hourly.json();
+      eq(h.buckets.length, 24, 'hourly buckets');
+      await page.waitForSelector('#hourly-chart');
+      const bars = await page.$$eval('#hourly-chart rect.bar', (rs) => rs.map((r) => Number(r.dataset.count)));
+      eq(bars.length, 24, 'bars in the chart');
+      const sum = bars.reduce((a, b) => a + b, 0);
+      eq(sum, h.buckets.reduce((a, b) => a + b.count, 0), 'the chart sums the API buckets');
+      eq(sum, SEED.dead_total, 'every seeded dead letter is in the chart');
+      check((await text('#chart-summary')).startsWith(`${SEED.dead_total} messages dead-lettered`), 'chart summary text');
+    }
+    await shot('overview-1280');
+  });
+
+  // ---- dead-letter list, paging, filters ----------------------------------------------------------
+  await step('dead-letter list: keyset paging through every dead letter and back', async () => {
+    await rendered(() => page.click('a[data-nav="dlq"]'));
+    await page.waitForSelector('#dlq-table');
+    const seen = [];
+    let pages = 0;
+    for (;;) {
+      const rows = await dlqRows();
+      pages += 1;
+      check(rows.length > 0 && rows.length <= 20, `page ${pages} has ${rows.length} rows`);
+      seen.push(...rows.map((r) => r.id));
+      eq(await text('#page-info'), `Page ${pages} · ${rows.length} shown`, 'page info');
+      if (!(await exists('#page-next'))) break;
+      await rendered(() => page.click('#page-next'));
+    }
+    eq(seen.length, SEED.dead_total, 'dead letters over all pages');
+    check(seen.every((id, i) => i === 0 || id > seen[i - 1]), 'ids ascend across pages, none twice');
+    let apiIds = []; let after = '';
+    for (;;) {
+      const r = await rest('GET', `/dlq?limit=100${after ? `&after_id=${after}` : ''}`);
+      apiIds = apiIds.concat(r.messages.map((m) => m.id));
+      if (r.next_after_id === null) break; after = r.next_after_id;
+    }
+    eq(seen, apiIds, 'the list pages hold exactly the API\'s dead letters');
+    await rendered(() => page.click('#page-prev'));
+    eq(await text('#page-info'), `Page ${pages - 1} · 20 shown`, 'previous page');
+    await go('#/dlq');
+    await shot('list-1280');
+  });
+
+  await step('dead-letter list: filters by queue, job type, error class and dead reason', async () => {
+    await filterList({ '#f-queue': 'emails' });
+    let rows = await dlqRows();
+    check(rows.length === 20 && rows.every((r) => r.queue === 'emails'), 'queue filter');
+    check(await exists('#page-next'), 'emails has a second page');
+    await filterList({ '#f-job-type': 'send_email', 'select:#f-error-class': 'invalid_input' });
+    rows = await dlqRows();
+    eq(rows.length, 5, 'send_email + invalid_input');
+    check(rows.every((r) => r.job_type === 'send_email' && r.error_class === 'invalid_input' && r.dead_reason === 'non_retryable'), 'job type and class filter');
+    const api = await rest('GET', '/dlq?job_type=send_email&error_class=invalid_input');
+    eq(rows.map((r) => r.id), api.messages.map((m) => m.id), 'same ids as the API');
+    await filterList({ 'select:#f-dead-reason': 'lease_expired' });
+    rows = await dlqRows();
+    eq(rows.map((r) => [r.id, r.queue]), [[SEED.hook.id, 'webhooks']], 'dead reason filter');
+    // A time range that ends before anything died matches nothing.
+    await go('#/dlq?until=2001-01-01T00%3A00%3A00.000Z');
+    check(await exists('#dlq-empty'), 'until in the past: empty');
+    await filterList({ '#f-queue': 'emails', '#f-job-type': 'send_invoice' });
+    await shot('list-filtered-1280');
+  });
+
+  // ---- message detail -------------------------------------------------------------------------------
+  await step('message detail: timeline of attempts, masked secret, checkpoint, idempotency key', async () => {
+    const rows = await dlqRows();
+    eq(rows.map((r) => r.id), [SEED.story.id], 'the send_invoice message');
+    await rendered(() => page.click(`#dlq-table tr[data-id="${SEED.story.id}"] a.msg-link`));
+    await page.waitForSelector('#timeline');
+    const items = await page.$$eval('#timeline li', (lis) => lis.map((li) => ({ outcome: li.dataset.outcome, text: li.textContent })));
+    eq(items.map((i) => i.outcome), ['failed', 'failed', 'failed'], 'three failed attempts');
+    check(items[0].text.includes('worker-mail-1') && items[0].text.includes('transient') && items[0].text.includes('connection reset'), 'attempt 1');
+    check(items[1].text.includes('worker-mail-2') && items[1].text.includes('timeout'), 'attempt 2');
+    check(items[2].text.includes('throttled') && items[2].text.includes('provider rate limit'), 'attempt 3 with its cause');
+    eq(await text('#msg-checkpoint'), 'pdf_rendered', 'checkpoint');
+    eq(await text('#msg-idem'), 'invoice-2026-0042', 'idempotency key');
+    const payload = await text('#msg-payload');
+    check(payload.includes('"api_key": "***"'), `payload masked: ${payload}`);
+    eq(await text('#msg-replay-count'), 'Replayed 0 times.', 'replay count');
+    await shot('message-1280');
+  });
+
+  await step('replay one message, by keyboard, with an edited payload (the mask keeps the secret)', async () => {
+    await page.focus('#token-input');
+    await tabTo('#msg-replay');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#replay-dialog[open]');
+    check(await page.evaluate(() => document.activeElement.id === 'r-reason'), 'the dialog focuses its first field');
+    await page.keyboard.type('SMTP credentials rotated');
+    await tabTo('#r-edit');
+    await page.keyboard.press('Space');
+    await page.waitForSelector('#r-payload:not([disabled])');
+    const edited = JSON.stringify({ to: 'vip@example.com', template: 'invoice', api_key: '***', amount: 43 });
+    await tabTo('#r-payload');
+    await page.keyboard.down('Control'); await page.keyboard.press('a'); await page.keyboard.up('Control');
+    await page.keyboard.type(edited);
+    await shot('replay-dialog-1280');
+    await tabTo('#r-confirm');
+    await rendered(() => page.keyboard.press('Enter'));
+    await page.waitForSelector('.notice-ok');
+    check((await text('#notice')).includes(`#${SEED.story.id} replayed: it is pending`), 'replayed notice');
+    const items = await page.$$eval('#timeline li', (lis) => lis.map((li) => ({ outcome: li.dataset.outcome, text: li.textContent })));
+    eq(items.map((i) => i.outcome), ['failed', 'failed', 'failed', 'replayed'], 'timeline gains the replay');
+    check(items[3].text.includes('ui-admin') && items[3].text.includes('SMTP credentials rotated'), 'replay entry names the actor and reason');
+    check(items[3].text.includes('Payload before the edit'), 'the replay keeps the previous payload');
+    eq(await text('#msg-replay-count'), 'Replayed 1 time.', 'replay count 1');
+    const m = await rest('GET', `/queues/emails/messages/${SEED.story.id}`);
+    eq([m.status, m.replay_count], ['pending', 1], 'API: pending, replayed once');
+    // The worker gets the real payload: the edit applied, the secret kept where the mask stayed.
+    const claim = await rest('POST', '/queues/emails/claim', { body: { job_types: ['send_invoice'], worker: 'ui-test' } });
+    const real = JSON.parse(claim.message.payload);
+    eq([real.api_key, real.amount], [SEED.secret, 43], 'claimed payload');
+    await rest('POST', `/queues/emails/messages/${SEED.story.id}/succeed`, { body: { lease_id: claim.message.lease_id } });
+    await go(`#/m/emails/${SEED.story.id}?r=1`);
+    await page.waitForSelector('#timeline li[data-outcome="succeeded"]');
+    await noSecretInPage('after the edited replay');
+  });
+
+  // ---- batch replay with acknowledgement ------------------------------------------------------------
+  let runId;
+  await step('batch replay: preview, confirmation naming job types, acknowledgement, run to done', async () => {
+    await filterList({ '#f-queue': 'billing' });
+    const rows = await dlqRows();
+    eq(rows.length, 6, 'billing dead letters');
+    const pick = rows.slice(0, 3).map((r) => r.id);
+    for (const id of pick) await page.click(`#dlq-table tr[data-id="${id}"] input.row-select`);
+    eq(await text('#selection-count'), '3 selected', 'selection count');
+    await page.click('#replay-selected');
+    await page.waitForSelector('#batch-replay-form');
+    check((await text('#preview-matched')).startsWith('3 dead letters match'), 'preview matched 3');
+    eq(await page.$$eval('.by-job-type tbody tr', (trs) => trs.map((t) => t.dataset.jobType + ':' + t.children[1].textContent)), ['charge_card:3'], 'by job type');
+    check((await text('#br-warning')).includes('charge_card (3)'), 'the warning names the job types');
+    check((await text('#br-ack-label')).includes('charge_card'), 'the acknowledgement names charge_card');
+    await typeInto('#br-delay', '0');
+    await typeInto('#br-reason', 'gateway back up');
+    await shot('batch-preview-1280');
+    const hashBefore = await page.evaluate(() => window.location.hash);
+    await page.click('#br-confirm');
+    await page.waitForSelector('#br-ack-missing');
+    eq(await page.evaluate(() => window.location.hash), hashBefore, 'no run without the acknowledgement');
+    eq((await rest('GET', '/dlq/replays')).count, 0, 'API: no run yet');
+    await page.click('#br-ack');
+    await rendered(() => page.click('#br-confirm'));
+    runId = Number((await page.evaluate(() => window.location.hash)).match(/^#\/replays\/(\d+)$/)[1]);
+    await page.waitForSelector('#run-status[data-status="done"]', { timeout: 15000 });
+    eq(await text('#run-replayed'), '3', 'replayed 3');
+    const run = await rest('GET', `/dlq/replays/${runId}`);
+    eq([run.status, run.matched, run.replayed, run.reason], ['done', 3, 3, 'gateway back up'], 'API: the run');
+    for (const id of pick) eq((await rest('GET', `/queues/billing/messages/${id}`)).status, 'pending', `message ${id} replayed`);
+    await shot('run-done-1280');
+    // The message page lists the run it was part of.
+    await go(`#/m/billing/${pick[0]}`);
+    await page.waitForSelector(`#msg-runs a[href="#/replays/${runId}"]`);
+  });
+
+  await step('batch replay run: pause, resume and cancel a slow run', async () => {
+    await filterList({ '#f-queue': 'exports' });
+    await page.click('#replay-matching');
+    await page.waitForSelector('#batch-replay-form');
+    check((await text('#preview-matched')).startsWith('30 dead letters match: every dead letter where queue = exports'), 'preview of the filter');
+    check(!(await exists('#br-ack')), 'export_csv is idempotent: no acknowledgement asked');
+    await typeInto('#br-delay', '0');
+    await typeInto('#br-rate', '0.5');
+    await rendered(() => page.click('#br-confirm'));
+    const id = Number((await page.evaluate(() => window.location.hash)).match(/^#\/replays\/(\d+)$/)[1]);
+    await page.waitForSelector('#run-status[data-status="running"]', { timeout: 8000 });
+    await page.click('#run-pause');
+    await page.waitForSelector('#run-status[data-status="paused"]');
+    let run = await rest('GET', `/dlq/replays/${id}`);
+    eq(run.status, 'paused', 'API: paused');
+    const replayed = run.replayed;
+    check(replayed < 30, 'paused before the end');
+    await shot('run-paused-1280');
+    await sleep(2500);
+    eq((await rest('GET', `/dlq/replays/${id}`)).replayed, replayed, 'nothing replayed while paused');
+    check(await page.$eval('#run-pause', (b) => b.disabled), 'Pause is disabled while paused');
+    await page.click('#run-resume');
+    await page.waitForSelector('#run-status[data-status="running"]');
+    eq((await rest('GET', `/dlq/replays/${id}`)).status, 'running', 'API: running again');
+    await page.click('#run-cancel');
+    await page.waitForSelector('#run-cancel-yes');
+    await page.click('#run-cancel-yes');
+    await page.waitForSelector('#run-status[data-status="cancelled"]');
+    run = await rest('GET', `/dlq/replays/${id}`);
+    eq(run.status, 'cancelled', 'API: cancelled');
+    check(run.replayed < 30, 'cancelled before the end');
+    await go('#/replays');
+    await page.waitForSelector(`#runs-table tr[data-id="${id}"]`);
+    await shot('replays-1280');
+  });
+
+  // ---- dismiss ---------------------------------------------------------------------------------------
+  await step('dismiss one message with a reason, and a batch', async () => {
+    const target = (await rest('GET', '/dlq?queue=emails&error_class=invalid_input&limit=1')).messages[0];
+    await go(`#/m/emails/${target.id}`);
+    await page.click('#msg-dismiss');
+    await page.waitForSelector('#dismiss-form');
+    await page.click('#d-confirm');
+    await page.waitForSelector('#dismiss-form .problem-inline');
+    eq((await rest('GET', `/queues/emails/messages/${target.id}`)).status, 'dead', 'no dismissal without a reason');
+    await typeInto('#d-reason', 'mailbox gone for good');
+    await rendered(() => page.click('#d-confirm'));
+    check((await text('#notice')).includes(`#${target.id} dismissed`), 'dismissed notice');
+    await page.waitForSelector('#timeline li[data-outcome="dismissed"]');
+    eq((await rest('GET', `/queues/emails/messages/${target.id}`)).status, 'dismissed', 'API: dismissed');
+    check(await page.$eval('#msg-dismiss', (b) => b.disabled), 'Dismiss is disabled once dismissed');
+
+    await filterList({ '#f-queue': 'reports', 'select:#f-error-class': 'auth' });
+    eq((await dlqRows()).length, 3, 'reports auth dead letters');
+    await page.click('#select-page');
+    eq(await text('#selection-count'), '3 selected', 'select the page');
+    await page.click('#dismiss-selected');
+    await page.waitForSelector('#batch-dismiss-form');
+    check((await text('#preview-matched')).startsWith('3 dead letters match'), 'dismiss preview');
+    await typeInto('#bd-reason', 'warehouse credentials retired');
+    await rendered(() => page.click('#bd-confirm'));
+    check((await text('#notice')).includes('Dismissed 3 messages'), 'batch dismissed notice');
+    check(await exists('#dlq-empty'), 'the list no longer shows them');
+    const stats = await rest('GET', '/queues/reports/stats');
+    eq([stats.dead, stats.dismissed], [1, 3], 'API: reports dead and dismissed');
+  });
+
+  // ---- audit -----------------------------------------------------------------------------------------
+  await step('audit log: the entries of every action, with filters', async () => {
+    await rendered(() => page.click('a[data-nav="audit"]'));
+    await page.waitForSelector('#audit-table');
+    const actions = await page.$$eval('#audit-table tbody tr', (trs) => trs.map((t) => t.dataset.action));
+    const api = await rest('GET', '/audit');
+    eq(actions, api.entries.map((e) => e.action), 'the audit page shows the API\'s entries');
+    for (const a of ['payload_edit', 'batch_replay', 'batch_replay_pause', 'batch_replay_resume', 'batch_replay_cancel', 'dismiss']) {
+      check(actions.includes(a), `audit shows ${a}`);
+    }
+    await shot('audit-1280');
+    await page.select('#a-action', 'dismiss');
+    await rendered(() => page.click('#a-apply'));
+    const rows = await page.$$eval('#audit-table tbody tr', (trs) => trs.map((t) => [t.dataset.action, t.querySelector('.c-reason').textContent]));
+    eq(rows, [['dismiss', 'warehouse credentials retired'], ['dismiss', 'mailbox gone for good']], 'filtered by action');
+    await typeInto('#a-actor', 'nobody');
+    await rendered(() => page.click('#a-apply'));
+    check(await exists('#audit-empty'), 'an actor with no entries');
+    await go('#/audit?actor=ui-admin&queue=emails');
+    const q = await page.$$eval('#audit-table tbody tr', (trs) => trs.map((t) => t.dataset.action));
+    eq(q, (await rest('GET', '/audit?actor=ui-admin&queue=emails')).entries.map((e) => e.action), 'filtered by actor and queue');
+  });
+
+  // ---- roles and tokens ------------------------------------------------------------------------------
+  await step('a reader token: replay is refused with the 403 explanation', async () => {
+    await setToken(READER);
+    await go(`#/m/webhooks/${SEED.hook.id}`);
+    await page.click('#msg-replay');
+    await page.waitForSelector('#replay-form');
+    await typeInto('#r-reason', 'reader tries');
+    await page.click('#r-confirm');
+    await page.waitForSelector('#replay-dialog .problem-403');
+    const t = await text('#replay-dialog .problem-403');
+    check(t.includes('403') && t.includes('admin role'), `403 explained: ${t}`);
+    await shot('forbidden-1280');
+    await page.keyboard.press('Escape');
+    eq((await rest('GET', `/queues/webhooks/messages/${SEED.hook.id}`)).status, 'dead', 'still dead');
+    await go('#/audit');
+    await page.waitForSelector('.problem-403');
+  }, [/status of 403/]);
+
+  await step('a wrong token shows the 401 explanation', async () => {
+    await setToken('this-is-not-a-token');
+    await go('#/');
+    await page.waitForSelector('.problem-401');
+    const t = await text('.problem-401');
+    check(t.includes('401') && t.includes('Enter a valid API token'), `401 explained: ${t}`);
+    check(await page.evaluate(() => document.activeElement.id === 'token-input'), 'the token field has the focus');
+    await shot('unauthorized-1280');
+  }, [/status of 401/]);
+
+  // ---- a 400 px window ---------------------------------------------------------------------------------
+  await step('400 px wide: overview, list and message fit the window', async () => {
+    await setToken(ADMIN);
+    await page.setViewport({ width: 400, height: 800 });
+    for (const [hash, name, sel] of [['#/', 'overview-400', '#queues-table'], ['#/dlq', 'list-400', '#dlq-table'],
+      [`#/m/emails/${SEED.story.id}`, 'message-400', '#timeline']]) {
+      await go(hash);
+      await page.waitForSelector(sel);
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      check(width <= 400, `${name}: the page is ${width} px wide`);
+      await shot(name, false); // what a 400 x 800 window shows
+      await shot(`${name}-full`);
+    }
+    await page.setViewport({ width: 1280, height: 800 });
+  });
+
+  // ---- what the browser loaded -------------------------------------------------------------------
+  await step('every UI file the browser loaded carried its type, nosniff and the CSP', async () => {
+    for (const f of ['/ui/', '/ui/app.js', '/ui/app.css', '/ui/favicon.svg', '/ui/api.js', '/ui/dom.js']) {
+      check(uiResponses.has(f), `the browser loaded ${f}`);
+    }
+    for (const [path, headers] of uiResponses) {
+      check(TYPES[extname(path === '/ui/' ? 'index.html' : path)].test(headers['content-type'] || ''), `${path} type ${headers['content-type']}`);
+      eq(headers['x-content-type-options'], 'nosniff', `${path} nosniff`);
+      eq(headers['content-security-policy'], CSP, `${path} CSP`);
+    }
+    check(requests.length > 20, 'requests were observed');
+    check(requests.every((r) => r.includes(`${ORIGIN}/`) || r.endsWith('data:…')), 'every request went to dlqd on loopback');
+  });
+} catch (err) {
+  exitCode = 1;
+  if (!(err instanceof Failure)) console.error(err);
+} finally {
+  await browser.close().catch(() => {});
+  rmSync(profile, { recursive: true, force: true });
+  clearTimeout(deadline);
+}
+console.log(`ui test: ${results.length} steps passed${exitCode ? ', then a failure' : ''}; ${requests.length} requests, all to ${ORIGIN}; ${((Date.now() - started) / 1000).toFixed(1)} s`);
+process.exit(exitCode);
