@@ -119,6 +119,15 @@ throughput_suite() {
   consumed="$(tail -n 1 "$results" | grep -o '"count":[0-9]*' | cut -d: -f2)"
   # Every produced message is succeeded or still waiting; nothing vanished.
   expect w3 "succeeded=$consumed,total=$produced"
+  # The same two with each acknowledgement riding on the worker's next claim (http-api B6): one
+  # durable commit per processed message instead of two.
+  run "$config" enqueue --queue w2a --messages "$W_MESSAGES" --connections 16
+  run "$config" drain --queue w2a --connections 16 --ack-in-claim
+  expect w2a "ready=0,processing=0,succeeded=$W_MESSAGES"
+  run "$config" mixed --queue w3a --producers 8 --workers 8 --seconds "$W_SECONDS" --ack-in-claim
+  produced="$(tail -n 1 "$results" | grep -o '"produced":[0-9.]*' | cut -d: -f2 | cut -d. -f1)"
+  consumed="$(tail -n 1 "$results" | grep -o '"count":[0-9]*' | cut -d: -f2)"
+  expect w3a "succeeded=$consumed,total=$produced"
   run "$config" dead_letter --queue w4 --messages "$W4_MESSAGES" --connections 16
   expect w4 "dead=$W4_MESSAGES,ready=0,scheduled=0,processing=0"
   run "$config" batch_enqueue --queue w5 --messages "$W5_MESSAGES" --batch 100 --connections 16
@@ -411,3 +420,7 @@ echo "  FULL W3 messages x 3 / healthz:                $(ratio "$full_w3 * 3" "$
 echo "  FULL W3 requests / healthz:                    $(ratio "$full_w3_req" "$full_hz")   (the same, counting every request)"
 echo "  NORMAL W3 requests / healthz:                  $(ratio "$normal_w3_req" "$normal_hz")"
 echo "  FULL W5 / W1:                                  $(ratio "$full_w5" "$full_w1")   (target >= 5)"
+full_w2="$(value sqlite_full drain rate)"; full_w2a="$(value sqlite_full drain_ack rate)"
+full_w3a="$(value sqlite_full mixed_ack rate)"
+echo "  FULL W2 with ack in claim / W2:                $(ratio "$full_w2a" "$full_w2")"
+echo "  FULL W3 with ack in claim / W3:                $(ratio "$full_w3a" "$full_w3")"

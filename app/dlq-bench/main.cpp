@@ -42,6 +42,8 @@ int main(int argc, char** argv) {
       ("expect", po::value(&o.expect), "expect: counts such as ready=100,dead=0")
       ("target", po::value(&o.target), "get: the path (and query) to GET, --messages times")
       ("out", po::value(&o.out), "crash_load: folder for the enqueued/succeeded id logs")
+      ("ack-in-claim", po::bool_switch(&o.ack_in_claim),
+       "drain, mixed: acknowledge each message with the next claim (ack) instead of a succeed")
       ("token", po::value(&token), "send Authorization: Bearer TOKEN with every request");
   po::positional_options_description positional;
   positional.add("workload", 1);

@@ -26,6 +26,9 @@ struct Options {
   std::string expect;  // expect: "ready=20000,succeeded=0" checked against the queue's stats
   std::string target;  // get: the path and query to GET
   std::string out;     // crash_load: the folder its acknowledgement logs go to
+  // drain, mixed: acknowledge each message with the worker's next claim (`ack`, http-api B6)
+  // instead of a succeed request of its own.
+  bool ack_in_claim = false;
 };
 
 struct Result {

@@ -108,9 +108,10 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
   auto cancel = std::make_shared<ClaimCancel>();
   if (watch) watch->start([this, cancel] { scheduler_.cancel(cancel); });
   std::vector<Message> claimed;
+  std::vector<Result<Message>> acked;
   std::exception_ptr fault;
   try {
-    claimed = co_await take(ctx, cmd, cancel);
+    claimed = co_await take(ctx, cmd, cancel, acked);
   } catch (...) {
     fault = std::current_exception();
   }
@@ -122,25 +123,39 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
     for (const auto& m : claimed) {
       co_await release(ctx, m.queue, m.id, m.lease_id.value_or(""), 0);
     }
-    co_return ClaimOutcome{{}, true};
+    co_return ClaimOutcome{{}, std::move(acked), true};
   }
   publish_count(EventKind::claimed, cmd.queue, static_cast<std::int64_t>(claimed.size()), ctx.now);
-  co_return ClaimOutcome{std::move(claimed), false};
+  co_return ClaimOutcome{std::move(claimed), std::move(acked), false};
 }
 
 awaitable<std::vector<Message>> QueueService::take(const RequestContext& ctx,
                                                    const ClaimCommand& cmd,
-                                                   std::shared_ptr<ClaimCancel> cancel) {
+                                                   std::shared_ptr<ClaimCancel> cancel,
+                                                   std::vector<Result<Message>>& acked) {
   // The common case under load: there is work. Take it without a trip through the scheduler's
-  // strand; only a claim that found nothing and may wait goes there to park.
+  // strand; only a claim that found nothing and may wait goes there to park. Acknowledgements
+  // commit with that first attempt, so a claim that parks has already applied them.
   if (!scheduler_.stopping()) {
-    auto claimed = co_await store_.messages_claim(claim_params(cmd, ctx.now));
+    std::vector<Message> claimed;
+    if (cmd.acks.empty()) {
+      claimed = co_await store_.messages_claim(claim_params(cmd, ctx.now));
+    } else {
+      auto resent = std::make_shared<std::vector<char>>(cmd.acks.size(), 0);
+      auto both = co_await store_.messages_ack_and_claim(
+          ack_updates(ctx, cmd.queue, cmd.acks, resent), claim_params(cmd, ctx.now));
+      acked = std::move(both.acked);
+      publish_acked(ctx, acked, *resent);
+      claimed = std::move(both.claimed);
+    }
     if (!claimed.empty() || cmd.wait_ms == 0) {
       scheduler_.leased(claimed);
       co_return claimed;
     }
-  } else if (cmd.wait_ms == 0) {
-    co_return std::vector<Message>{};
+  } else {
+    // Shutting down: no new leases, but the acknowledgements still count.
+    if (!cmd.acks.empty()) acked = co_await succeed_many(ctx, cmd.queue, cmd.acks);
+    if (cmd.wait_ms == 0) co_return std::vector<Message>{};
   }
   // A pinned X-Now runs on from its instant as the clock moves. Without one, every attempt reads
   // the clock: a woken claim must look at the instant it was woken for, not at the (earlier)
@@ -208,22 +223,39 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
   co_return result;
 }
 
+std::vector<store::UpdateParams> QueueService::ack_updates(
+    const RequestContext& ctx, const std::string& queue, std::vector<AckItem> items,
+    std::shared_ptr<std::vector<char>> resent) const {
+  std::vector<store::UpdateParams> updates;
+  updates.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    // The flag is written on the store thread before the job completes, read after the await.
+    store::Decide decide = [lease_id = std::move(items[i].lease_id), now = ctx.now, resent, i](
+                               const Message& m, const store::Related&) {
+      auto change = core::succeed(m, lease_id, now, true);
+      (*resent)[i] = change && change->unchanged;
+      return change;
+    };
+    updates.push_back({queue, items[i].id, std::move(decide), false, false});
+  }
+  return updates;
+}
+
+void QueueService::publish_acked(const RequestContext& ctx,
+                                 const std::vector<Result<Message>>& acked,
+                                 const std::vector<char>& resent) {
+  for (std::size_t i = 0; i < acked.size(); ++i) {
+    if (acked[i] && !resent.at(i)) publish(EventKind::succeeded, *acked[i], ctx.now, std::nullopt);
+  }
+}
+
 awaitable<std::vector<Result<Message>>> QueueService::succeed_many(const RequestContext& ctx,
                                                                   std::string queue,
                                                                   std::vector<AckItem> items) {
-  std::vector<store::UpdateParams> updates;
-  updates.reserve(items.size());
-  for (auto& item : items) {
-    store::Decide decide = [lease_id = std::move(item.lease_id), now = ctx.now](
-                               const Message& m, const store::Related&) {
-      return core::succeed(m, lease_id, now);
-    };
-    updates.push_back({queue, item.id, std::move(decide), false, false});
-  }
-  auto results = co_await store_.messages_update(std::move(updates));
-  for (const auto& r : results) {
-    if (r) publish(EventKind::succeeded, *r, ctx.now, std::nullopt);
-  }
+  auto resent = std::make_shared<std::vector<char>>(items.size(), 0);
+  auto results =
+      co_await store_.messages_update(ack_updates(ctx, queue, std::move(items), resent));
+  publish_acked(ctx, results, *resent);
   co_return results;
 }
 

@@ -23,6 +23,12 @@
 
 namespace dlq::core {
 
+// One acknowledgement: succeed message `id` under `lease_id` (POST /ack, or a claim's `ack`).
+struct AckItem {
+  MessageId id = 0;
+  std::optional<std::string> lease_id;
+};
+
 struct ClaimCommand {
   std::string queue;
   int max = 1;
@@ -30,10 +36,13 @@ struct ClaimCommand {
   std::optional<TimeMs> visibility_ms;  // default: the queue's policy
   std::optional<std::string> worker;
   std::vector<std::string> job_types;
+  // Acknowledgements applied in the claim's transaction (http-api B6); none: a plain claim.
+  std::vector<AckItem> acks;
 };
 
 struct ClaimOutcome {
   std::vector<Message> messages;
+  std::vector<Result<Message>> acked;  // one per ClaimCommand::acks item, in order
   // The client left while the claim waited: what it had taken was released; nobody to answer.
   bool client_gone = false;
 };
@@ -71,10 +80,7 @@ class QueueService {
   awaitable<Result<Message>> replay(const RequestContext& ctx, std::string queue, MessageId id,
                                     ReplayInput in, bool dry_run = false);
   // Batch ack: each item succeeds or fails on its own.
-  struct AckItem {
-    MessageId id = 0;
-    std::optional<std::string> lease_id;
-  };
+  using AckItem = core::AckItem;
   awaitable<std::vector<Result<Message>>> succeed_many(const RequestContext& ctx,
                                                        std::string queue,
                                                        std::vector<AckItem> items);
@@ -116,7 +122,16 @@ class QueueService {
  private:
   // Takes what is due now, or parks in the scheduler until something is or the wait ends.
   awaitable<std::vector<Message>> take(const RequestContext& ctx, const ClaimCommand& cmd,
-                                       std::shared_ptr<ClaimCancel> cancel);
+                                       std::shared_ptr<ClaimCancel> cancel,
+                                       std::vector<Result<Message>>& acked);
+  // The store updates of acknowledgements. `resent` gets one flag per item, set when the item
+  // repeated an ack already applied (nothing written, no event).
+  std::vector<store::UpdateParams> ack_updates(const RequestContext& ctx, const std::string& queue,
+                                               std::vector<AckItem> items,
+                                               std::shared_ptr<std::vector<char>> resent) const;
+  // Publishes `succeeded` for each acknowledgement this request applied.
+  void publish_acked(const RequestContext& ctx, const std::vector<Result<Message>>& acked,
+                     const std::vector<char>& resent);
   store::ClaimParams claim_params(const ClaimCommand& cmd, TimeMs at) const;
   awaitable<Result<Message>> update(std::string queue, MessageId id, store::Decide decide,
                                     bool load_key_holders = false);

@@ -23,6 +23,7 @@ constexpr std::size_t kMaxJobTypeBytes = 128;
 constexpr std::size_t kMaxIdempotencyKeyBytes = 256;
 constexpr long long kMaxDelaySeconds = 365LL * 86400;
 constexpr std::size_t kMaxJobTypesFilter = 100;
+constexpr std::size_t kMaxAckItems = 1000;  // http-api B6: a claim's `ack`, like POST /ack
 
 std::optional<TimeMs> delay_or_run_at(FieldReader& r, std::optional<TimeMs>& run_at) {
   auto delay = r.integer("delay_seconds", 0, kMaxDelaySeconds);
@@ -240,6 +241,13 @@ FieldErrors decode_claim(const json::object& body, const QueryParams& query, Cla
   if (r.get("max")) {
     out.batch = true;
     out.command.max = static_cast<int>(r.integer("max", 1, 100).value_or(1));
+  }
+  if (const json::value* ack = r.get("ack")) {
+    if (ack->is_array() && ack->get_array().size() <= kMaxAckItems) {
+      out.ack = &ack->get_array();
+    } else {
+      r.add("ack", "ack must be an array of at most 1000 {id, lease_id} objects", "invalid");
+    }
   }
   return errors;
 }

@@ -54,6 +54,9 @@ FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out);
 struct ClaimRequest {
   ClaimCommand command;
   bool batch = false;  // `max` present: answer with "messages"
+  // `ack` present (an array of at most 1,000 items, each checked on its own by the handler):
+  // the answer carries "acked". Points into the decoded body.
+  const boost::json::array* ack = nullptr;
 };
 FieldErrors decode_claim(const boost::json::object& body, const QueryParams& query,
                          ClaimRequest& out);

@@ -7,8 +7,10 @@ namespace dlq::core {
 namespace {
 
 // A lease_id that is not the message's current lease loses, whatever the status (http-api C).
+// Only a processing message has a current lease (a succeeded one keeps the id of the lease it
+// succeeded under, for a resent ack, but that lease is over).
 std::optional<Error> check_lease(const Message& m, const std::optional<std::string>& lease_id) {
-  if (lease_id && (!m.lease_id || *m.lease_id != *lease_id)) {
+  if (lease_id && (m.status != Status::processing || !m.lease_id || *m.lease_id != *lease_id)) {
     return Error(Errc::lease_lost,
                  "lease lost: the message was reaped and may belong to another worker now");
   }
@@ -49,13 +51,21 @@ void make_dead(Message& m, DeadReason reason, TimeMs now) {
 }  // namespace
 
 Result<store::Change> succeed(const Message& m, const std::optional<std::string>& lease_id,
-                              TimeMs now) {
+                              TimeMs now, bool ack) {
+  // An ack resent under the lease the message succeeded with (its answer was lost): 200 again,
+  // nothing written (http-api B6).
+  if (ack && m.status == Status::succeeded && lease_id && m.lease_id == lease_id) {
+    store::Change same{m, {}, std::nullopt};
+    same.unchanged = true;
+    return same;
+  }
   if (auto e = check_lease(m, lease_id)) return *e;
   if (m.status != Status::processing) {
     return Error(Errc::invalid_state, "only processing messages can succeed");
   }
   store::Change c{m, {finished_attempt(m, AttemptOutcome::succeeded, now)}, std::nullopt};
   end_lease(c.next);
+  c.next.lease_id = m.lease_id;  // kept (never shown) so that a resent ack can be recognised
   enter(c.next, Status::succeeded, now);
   return c;
 }

@@ -32,8 +32,11 @@ struct ReplayInput {
   std::optional<std::string> actor;
 };
 
+// `ack`: the request is an acknowledgement (POST /ack, a claim's `ack`): one resent under the lease
+// the message succeeded with changes nothing and is not an error (http-api B6). The single
+// succeed route keeps Part A's answer: that lease is over, 409 lease-lost.
 Result<store::Change> succeed(const Message& m, const std::optional<std::string>& lease_id,
-                              TimeMs now);
+                              TimeMs now, bool ack = false);
 Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePolicy& policy,
                            TimeMs now, const UnitRandom& random);
 Result<store::Change> replay(const Message& m, const store::Related& related,

@@ -15,6 +15,64 @@ using namespace support;
 namespace {
 const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
 const std::string kGet = "GET";
+
+// One item of an acknowledgement list (POST /ack `items`, a claim's `ack`): items that cannot be
+// an ack are answered on their own (422); the rest go to the store together.
+struct AckSlot {
+  json::value id;
+  int status = 200;
+  std::string error;
+  std::optional<std::size_t> pending;  // index into the acks sent to the store
+};
+
+std::vector<AckSlot> read_ack_items(const json::array& items, std::vector<core::AckItem>& acks) {
+  std::vector<AckSlot> slots;
+  slots.reserve(items.size());
+  for (const auto& v : items) {
+    AckSlot slot;
+    const json::object* o = v.if_object();
+    const json::value* id = o ? o->if_contains("id") : nullptr;
+    const json::value* lease = o ? o->if_contains("lease_id") : nullptr;
+    slot.id = id ? *id : json::value(nullptr);
+    if (!o || !id || !id->is_int64() || id->get_int64() <= 0) {
+      slot.status = 422;
+      slot.error = "each item needs an integer id";
+    } else if (lease && !lease->is_string()) {
+      slot.status = 422;
+      slot.error = "lease_id must be a string";
+    } else {
+      core::AckItem ack;
+      ack.id = id->get_int64();
+      if (lease) ack.lease_id = std::string(lease->get_string());
+      slot.pending = acks.size();
+      acks.push_back(std::move(ack));
+    }
+    slots.push_back(std::move(slot));
+  }
+  return slots;
+}
+
+// The /ack result items, in input order: {"id", "status", "error"}.
+json::array ack_results(const ProblemContext& pc, std::vector<AckSlot>& slots,
+                        const std::vector<Result<Message>>& results) {
+  json::array out;
+  for (auto& slot : slots) {
+    if (slot.pending) {
+      const auto& r = results.at(*slot.pending);
+      if (!r) {
+        Response p = problem_from_error(pc, r.error());
+        slot.status = p.status;
+        slot.error = r.error().message;
+      }
+    }
+    json::object item;
+    item["id"] = slot.id;
+    item["status"] = slot.status;
+    item["error"] = slot.status == 200 ? json::value(nullptr) : json::value(slot.error);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
 }  // namespace
 
 // Every endpoint of dlqd, once, with the access it needs (http-api.md B4; docs/access.md). The
@@ -281,6 +339,8 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
   auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   in.command.queue = *queue;
+  std::vector<AckSlot> ack_slots;
+  if (in.ack) ack_slots = read_ack_items(*in.ack, in.command.acks);
   auto outcome = co_await service_.claim(ctx, std::move(in.command));
   if (outcome.client_gone) {
     Response r;  // nobody to answer
@@ -288,23 +348,29 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
     co_return r;
   }
   std::vector<Message>& claimed = outcome.messages;
+  // With `ack`, "acked" is the answer's last member (http-api B6); without, Part A's answer.
+  std::string acked;
+  if (in.ack) {
+    acked = R"(,"acked":)" +
+            json::serialize(ack_results(context(config_, req), ack_slots, outcome.acked));
+  }
 
   std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
   MessageView view{Audience::owner, true};
   if (in.batch) {
     // Up to 100 messages: written one at a time (see list).
-    MessageListStream::Shape shape{out + R"("messages":[)", false, ""};
+    MessageListStream::Shape shape{out + R"("messages":[)", false, std::move(acked)};
     auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
                                                     service_.redactor());
     Response r = co_await streamed_response(200, std::move(answer));
     r.close = shutting_down_.load();
     co_return r;
   } else if (claimed.empty()) {
-    out += R"("message":null})";
+    out += R"("message":null)" + acked + "}";
   } else {
     out += R"("message":)";
     append_message(out, claimed.front(), view, service_.redactor());
-    out += '}';
+    out += acked + "}";
   }
   Response r = text_response(200, std::move(out));
   r.close = shutting_down_.load();
@@ -339,55 +405,11 @@ Api::R Api::ack(const Request& req, const RouteMatch& m) {
   auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
 
-  // Items that cannot be an ack are answered on their own; the rest go to the store together.
-  struct Slot {
-    json::value id;
-    int status = 200;
-    std::string error;
-    std::optional<std::size_t> pending;  // index into `acks`
-  };
-  std::vector<Slot> slots;
-  std::vector<core::QueueService::AckItem> acks;
-  for (const auto& v : items->get_array()) {
-    Slot slot;
-    const json::object* o = v.if_object();
-    const json::value* id = o ? o->if_contains("id") : nullptr;
-    const json::value* lease = o ? o->if_contains("lease_id") : nullptr;
-    slot.id = id ? *id : json::value(nullptr);
-    if (!o || !id || !id->is_int64() || id->get_int64() <= 0) {
-      slot.status = 422;
-      slot.error = "each item needs an integer id";
-    } else if (lease && !lease->is_string()) {
-      slot.status = 422;
-      slot.error = "lease_id must be a string";
-    } else {
-      core::QueueService::AckItem ack;
-      ack.id = id->get_int64();
-      if (lease) ack.lease_id = std::string(lease->get_string());
-      slot.pending = acks.size();
-      acks.push_back(std::move(ack));
-    }
-    slots.push_back(std::move(slot));
-  }
+  std::vector<core::AckItem> acks;
+  auto slots = read_ack_items(items->get_array(), acks);
   std::vector<Result<Message>> results;
   if (!acks.empty()) results = co_await service_.succeed_many(ctx, *queue, std::move(acks));
-  json::array out;
-  ProblemContext pc = context(config_, req);
-  for (auto& slot : slots) {
-    if (slot.pending) {
-      const auto& r = results.at(*slot.pending);
-      if (!r) {
-        Response p = problem_from_error(pc, r.error());
-        slot.status = p.status;
-        slot.error = r.error().message;
-      }
-    }
-    json::object item;
-    item["id"] = slot.id;
-    item["status"] = slot.status;
-    item["error"] = slot.status == 200 ? json::value(nullptr) : json::value(slot.error);
-    out.push_back(std::move(item));
-  }
+  json::array out = ack_results(context(config_, req), slots, results);
   json::object body_out;
   body_out["results"] = std::move(out);
   co_return json_response(200, body_out);

@@ -25,6 +25,9 @@ struct Change {
   Message next;
   std::vector<AttemptRecord> history;
   std::optional<AuditEntry> audit;
+  // Nothing to write: the request repeats a change already made (an ack resent under the lease
+  // the message succeeded with). The store writes nothing and answers the message as it is.
+  bool unchanged = false;
 };
 
 using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;

@@ -330,7 +330,7 @@ Result<Message> Operations::update(const UpdateParams& p) {
 
   auto change = p.decide(*current, related);
   if (!change) return change.error();
-  if (p.dry_run) return std::move(change->next);
+  if (p.dry_run || change->unchanged) return std::move(change->next);
   // The key holders were read without a lock on rows that did not exist yet: another node may
   // have put the key in flight since. The partial unique index has the last word; a savepoint
   // keeps its refusal from aborting the whole (group) transaction.

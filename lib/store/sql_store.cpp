@@ -159,6 +159,17 @@ awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<Up
   });
 }
 
+awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams> acks,
+                                                        ClaimParams claim) {
+  return write<AckAndClaim>([acks = std::move(acks), claim = std::move(claim)](Operations& ops) {
+    AckAndClaim out;
+    out.acked.reserve(acks.size());
+    for (const auto& item : acks) out.acked.push_back(ops.update(item));
+    out.claimed = ops.claim(claim);
+    return out;
+  });
+}
+
 awaitable<std::vector<Message>> SqlStore::messages_reap_expired(ReapParams p) {
   return write<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.reap(p); });
 }

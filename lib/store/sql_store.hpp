@@ -45,6 +45,8 @@ class SqlStore final : public Store {
   awaitable<std::vector<Message>> messages_claim(ClaimParams p) override;
   awaitable<Result<Message>> message_update(UpdateParams p) override;
   awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) override;
+  awaitable<AckAndClaim> messages_ack_and_claim(std::vector<UpdateParams> acks,
+                                                ClaimParams claim) override;
   awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
   awaitable<std::optional<MessageHistory>> message_history(std::string queue,
                                                            MessageId id) override;

@@ -69,6 +69,12 @@ struct UpdateParams {
   bool dry_run = false;  // compute and return the result, write nothing
 };
 
+// Acknowledgements and a claim, applied in one transaction (http-api B6, claim with `ack`).
+struct AckAndClaim {
+  std::vector<Result<Message>> acked;  // one per update, in order
+  std::vector<Message> claimed;
+};
+
 struct ReapParams {
   TimeMs now = 0;
   int limit = 100;
@@ -176,6 +182,10 @@ class Store {
   virtual awaitable<Result<Message>> message_update(UpdateParams p) = 0;
   // Several independent updates in one store job (batch ack); each has its own outcome.
   virtual awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) = 0;
+  // The updates (each with its own outcome), then the claim, in one transaction and one commit:
+  // a worker's acknowledgements ride with its next claim.
+  virtual awaitable<AckAndClaim> messages_ack_and_claim(std::vector<UpdateParams> acks,
+                                                        ClaimParams claim) = 0;
   // Applies `decide` to processing messages whose lease expired at or before `now`.
   virtual awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) = 0;
   // The message and its whole history in one read; none when the id is not in `queue`.

@@ -352,7 +352,8 @@ BOOST_AUTO_TEST_CASE(update_applies_the_decision_or_changes_nothing) {
   auto wrong_queue = wait(store->message_update(succeed_params("other", m.id, T)));
   BOOST_TEST((wrong_queue.error().code == Errc::message_not_found));
 
-  wait(store->messages_claim(claim_params("q", T)));
+  auto claimed = wait(store->messages_claim(claim_params("q", T)));
+  BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
   store::UpdateParams dry = succeed_params("q", m.id, T + 5);
   dry.dry_run = true;
   auto preview = wait(store->message_update(dry));
@@ -364,7 +365,9 @@ BOOST_AUTO_TEST_CASE(update_applies_the_decision_or_changes_nothing) {
   auto stored = wait(store->message_find("q", m.id));
   BOOST_TEST(to_string(stored->status) == "succeeded");
   BOOST_TEST(stored->updated_at == T + 5);
-  BOOST_TEST(!stored->lease_id.has_value());
+  // The lease is over; its id stays (never shown) so that a resent ack is recognised.
+  BOOST_TEST((stored->lease_id == claimed[0].lease_id));
+  BOOST_TEST(!stored->lease_expires_at.has_value());
   auto history = wait(store->message_history("q", m.id))->attempts;
   BOOST_REQUIRE_EQUAL(history.size(), 1u);
   BOOST_TEST(to_string(history[0].outcome) == "succeeded");

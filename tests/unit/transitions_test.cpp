@@ -36,8 +36,10 @@ BOOST_AUTO_TEST_CASE(succeed_from_processing_records_the_attempt) {
   BOOST_REQUIRE(r.has_value());
   BOOST_TEST(to_string(r->next.status) == "succeeded");
   BOOST_TEST(r->next.updated_at == kNow);
-  BOOST_TEST(!r->next.lease_id.has_value());
+  // The lease is over, but its id stays on the message (never shown) for a resent ack.
+  BOOST_TEST(*r->next.lease_id == "lease-7");
   BOOST_TEST(!r->next.lease_expires_at.has_value());
+  BOOST_TEST(!r->next.worker.has_value());
   BOOST_REQUIRE_EQUAL(r->history.size(), 1u);
   BOOST_TEST(to_string(r->history[0].outcome) == "succeeded");
   BOOST_TEST(*r->history[0].claimed_at == kNow - 1000);
@@ -58,6 +60,25 @@ BOOST_AUTO_TEST_CASE(succeed_refuses_other_states_and_stale_leases) {
   auto none = succeed(m, std::string("lease-7"), kNow);
   BOOST_TEST((none.error().code == Errc::lease_lost));
   BOOST_TEST(succeed(processing(), std::string("lease-7"), kNow).has_value());
+}
+
+BOOST_AUTO_TEST_CASE(an_ack_resent_under_the_lease_it_succeeded_with_changes_nothing) {
+  auto done = succeed(processing(), std::string("lease-7"), kNow, true);
+  BOOST_REQUIRE(done.has_value());
+  auto again = succeed(done->next, std::string("lease-7"), kNow + 5, true);
+  BOOST_REQUIRE(again.has_value());
+  BOOST_TEST(again->unchanged);
+  BOOST_TEST(again->history.empty());
+  BOOST_TEST(again->next.updated_at == kNow);
+  // Any other lease, or none, is refused as before; the old lease moves nothing else.
+  BOOST_TEST((succeed(done->next, std::string("lease-8"), kNow, true).error().code == Errc::lease_lost));
+  BOOST_TEST((succeed(done->next, std::nullopt, kNow, true).error().code == Errc::invalid_state));
+  // The single succeed route is no ack: that lease is over (Part A).
+  BOOST_TEST((succeed(done->next, std::string("lease-7"), kNow).error().code == Errc::lease_lost));
+  FailInput in;
+  in.lease_id = "lease-7";
+  BOOST_TEST((fail(done->next, in, QueuePolicy{}, kNow, kNoJitter).error().code == Errc::lease_lost));
+  BOOST_TEST((extend(done->next, "lease-7", kNow, std::nullopt, kNow).error().code == Errc::lease_lost));
 }
 
 BOOST_AUTO_TEST_CASE(fail_backs_off_then_goes_dead_when_retries_run_out) {
