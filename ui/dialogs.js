@@ -47,24 +47,32 @@ function listJobTypes(byJobType) {
   return Object.entries(byJobType || {}).map(([jt, n]) => `${jt} (${n})`).join(', ');
 }
 
+// The first step both batch dialogs share: POST /dlq/replay or /dlq/dismiss with dry_run. Returns the
+// preview, or null when there is nothing to confirm (the dialog then says why and offers Close).
+async function previewStep(kind, filter, dlg, body) {
+  const close = () => actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close'));
+  let pv;
+  try {
+    pv = await api('POST', `/dlq/${kind}`, { body: { filter, dry_run: true } });
+  } catch (err) {
+    body.replaceChildren(problemBox(err), close());
+    return null;
+  }
+  if (!dlg.open) return null;
+  if (pv.matched === 0) {
+    body.replaceChildren(h('p', { id: 'preview-matched' }, `Nothing to ${kind}: no dead letter matches.`), close());
+    return null;
+  }
+  return pv;
+}
+
 /** Batch replay: preview, then a confirmation naming the job types, then the run's page. */
 export function batchReplayDialog({ filter, describe }) {
   const { dlg, body } = openDialog('batch-replay-dialog', 'Replay dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', null, `Replaying ${describe}.`), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
-    let pv;
-    try {
-      pv = await api('POST', '/dlq/replay', { body: { filter, dry_run: true } });
-    } catch (err) {
-      body.replaceChildren(problemBox(err), actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
-      return;
-    }
-    if (!dlg.open) return;
-    if (pv.matched === 0) {
-      body.replaceChildren(h('p', { id: 'preview-matched' }, 'Nothing to replay: no dead letter matches.'),
-        actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
-      return;
-    }
+    const pv = await previewStep('replay', filter, dlg, body);
+    if (!pv) return;
     const needs = pv.needs_acknowledgement || [];
     const reason = h('input', { name: 'reason', id: 'br-reason', autocomplete: 'off', placeholder: 'e.g. upstream fixed in release 4.2' });
     const delay = h('input', { type: 'number', name: 'delay_seconds', id: 'br-delay', min: '0', step: '1', value: '60', inputmode: 'numeric' });
@@ -127,19 +135,8 @@ export function batchDismissDialog({ filter, describe, onDone }) {
   const { dlg, body } = openDialog('batch-dismiss-dialog', 'Dismiss dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
-    let pv;
-    try {
-      pv = await api('POST', '/dlq/dismiss', { body: { filter, dry_run: true } });
-    } catch (err) {
-      body.replaceChildren(problemBox(err), actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
-      return;
-    }
-    if (!dlg.open) return;
-    if (pv.matched === 0) {
-      body.replaceChildren(h('p', { id: 'preview-matched' }, 'Nothing to dismiss: no dead letter matches.'),
-        actionRow(h('button', { type: 'button', onclick: () => dlg.close() }, 'Close')));
-      return;
-    }
+    const pv = await previewStep('dismiss', filter, dlg, body);
+    if (!pv) return;
     const reason = h('input', { name: 'reason', id: 'bd-reason', required: true, autocomplete: 'off', placeholder: 'e.g. customer deleted; will not fix' });
     const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
     const submit = h('button', { type: 'submit', class: 'primary danger', id: 'bd-confirm' }, `Dismiss ${pv.matched} message${pv.matched === 1 ? '' : 's'}`);

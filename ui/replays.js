@@ -55,11 +55,16 @@ export async function renderReplayRun(main, ctx) {
   let confirmCancel = false;
   ctx.onLeave(() => { if (timer) clearTimeout(timer); timer = null; });
 
+  // Each action bumps `epoch`: a poll answer read before it is older than the action's own
+  // answer and is dropped, so the page never flips back to a state the operator just changed.
+  let epoch = 0;
   const act = async (verb) => {
-    busy = true; errBox.replaceChildren();
+    busy = true; epoch += 1; errBox.replaceChildren();
     try {
       const run = await api('POST', `/dlq/replays/${id}/${verb}`);
-      confirmCancel = false;
+      // Only the cancel itself settles the cancel question: a pause or resume answering late
+      // must not close a confirmation the operator opened meanwhile.
+      if (verb === 'cancel') confirmCancel = false;
       if (ctx.isCurrent()) show(run);
     } catch (e) {
       if (ctx.isCurrent()) errBox.replaceChildren(problemBox(e));
@@ -106,9 +111,11 @@ export async function renderReplayRun(main, ctx) {
     timer = null;
     try {
       if (!busy) {
+        const seen = epoch;
         const run = await api('GET', `/dlq/replays/${id}`);
         if (!ctx.isCurrent()) return;
-        if (!confirmCancel || !ACTIVE.has(run.status)) { if (!ACTIVE.has(run.status)) confirmCancel = false; show(run); }
+        const fresh = seen === epoch && !busy;
+        if (fresh && (!confirmCancel || !ACTIVE.has(run.status))) { if (!ACTIVE.has(run.status)) confirmCancel = false; show(run); }
         errBox.replaceChildren();
         // Outcome counts keep changing after "done" while workers finish; poll slower then.
         timer = setTimeout(poll, ACTIVE.has(run.status) ? 1000 : 5000);
