@@ -55,7 +55,7 @@ int latest_version(const Connection& c) {
   return all.empty() ? 0 : all.back().version;
 }
 
-void apply_migrations(Connection& c) {
+void apply_migrations(Connection& c, int up_to) {
   c.begin_write();
   try {
     if (!c.is_sqlite()) {
@@ -65,7 +65,7 @@ void apply_migrations(Connection& c) {
     c.execute(kCreateVersionTable);
     int current = applied_version(c);
     for (const auto& m : migrations_for(c)) {
-      if (m.version <= current) continue;
+      if (m.version <= current || m.version > up_to) continue;
       for (const auto& statement : split_statements(m.sql)) c.execute(statement);
       long long version = m.version;
       std::string name = m.name;

@@ -1,0 +1,103 @@
+// Upgrades: a database made by every earlier schema version, holding messages, is brought to the
+// current one by three nodes starting at once, on the backend under test. Each migration is
+// applied once, and migration 008 fills dead_letter_hours from the deaths the messages table
+// still remembers (dead and dismissed messages; a replayed one has lost its dead_at).
+#include <boost/test/unit_test.hpp>
+
+#include <thread>
+
+#include "config/database_url.hpp"
+#include "store/connection.hpp"
+#include "store/migrations.hpp"
+#include "store/sql_store.hpp"
+#include "support/pg_admin.hpp"
+#include "support/temp_dir.hpp"
+
+namespace dlq::test {
+namespace {
+
+constexpr TimeMs kHour = 4102444800000;  // 2100-01-01T00:00Z, an hour's start
+
+// A database at schema `version`, with two dead messages in the first hour, a dismissed one (dead
+// before) in the second, and a pending and a succeeded one that never died.
+std::string database_at(int version, const TempDir& dir) {
+  std::string url = test_backend() == Backend::postgresql
+                        ? create_pg_database("dlq_upgrade")
+                        : "sqlite:" + dir.file("v" + std::to_string(version) + ".db");
+  store::ConnectionOptions o;
+  o.target = parse_database_url(url);
+  store::Connection c(o);
+  store::apply_migrations(c, version);
+  BOOST_REQUIRE_EQUAL(store::applied_version(c), version);
+  c.begin_write();
+  struct Row {
+    const char* status;
+    TimeMs dead_at;  // 0: never died
+  };
+  for (Row r : {Row{"dead", kHour + 5}, Row{"dead", kHour + 3599999}, Row{"dismissed", kHour + 3600000},
+                Row{"pending", 0}, Row{"succeeded", 0}}) {
+    std::string dead_at = r.dead_at ? std::to_string(r.dead_at) : "NULL";
+    c.execute(std::string("INSERT INTO messages (queue, payload, status, max_retries, created_at, "
+                          "updated_at, dead_at, life_started_at, status_at) VALUES ('old', 'p', '") +
+              r.status + "', 3, " + std::to_string(kHour) + ", " + std::to_string(kHour) + ", " +
+              dead_at + ", " + std::to_string(kHour) + ", " + std::to_string(kHour) + ")");
+  }
+  c.commit();
+  return url;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(migrations)
+
+BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at_once) {
+  TempDir dir;
+  const int latest = store::sqlite_migrations().back().version;
+  BOOST_REQUIRE_EQUAL(latest, store::postgres_migrations().back().version);
+  for (int from = 1; from < latest; ++from) {
+    BOOST_TEST_CONTEXT("upgrading from version " << from) {
+      std::string url = database_at(from, dir);
+      std::vector<std::unique_ptr<store::SqlStore>> nodes(3);
+      std::vector<std::string> failures(3);
+      std::vector<std::thread> starts;
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        starts.emplace_back([&, i] {
+          try {
+            store::SqlStoreOptions o;
+            o.target = parse_database_url(url);
+            nodes[i] = std::make_unique<store::SqlStore>(o);
+          } catch (const std::exception& e) {
+            failures[i] = e.what();
+          }
+        });
+      }
+      for (auto& t : starts) t.join();
+      for (const auto& f : failures) BOOST_TEST(f.empty(), f);
+      BOOST_REQUIRE(nodes[0]);
+
+      store::ConnectionOptions o;
+      o.target = parse_database_url(url);
+      store::Connection c(o);
+      BOOST_TEST(store::applied_version(c) == latest);
+      long long rows = 0, distinct = 0;
+      c.session() << "SELECT COUNT(*), COUNT(DISTINCT version) FROM schema_migrations",
+          soci::into(rows), soci::into(distinct);
+      BOOST_TEST(rows == latest);  // each applied once
+      BOOST_TEST(distinct == latest);
+      long long first = 0, second = 0;
+      c.session() << "SELECT count FROM dead_letter_hours WHERE queue = 'old' AND hour = "
+                  << kHour, soci::into(first);
+      c.session() << "SELECT count FROM dead_letter_hours WHERE queue = 'old' AND hour = "
+                  << kHour + kMillisPerHour, soci::into(second);
+      BOOST_TEST(first == 2);
+      BOOST_TEST(second == 1);
+      for (auto& n : nodes) {
+        if (n) n->close();
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+}  // namespace dlq::test
