@@ -207,19 +207,30 @@ export function replayOneDialog(m, onDone) {
       req.run_at = iso;
     }
     if (force.checked) req.force = true;
-    submit.disabled = true;
-    try {
-      const r = await api('POST', `/queues/${encodeURIComponent(m.queue)}/messages/${m.id}/replay`, { body: req });
-      dlg.close();
-      showOk(`Message #${r.id} replayed: it is ${r.status} now${r.retry_after ? `, due ${r.retry_after}` : ''}.`);
-      onDone?.();
-    } catch (e) {
-      submit.disabled = false;
-      err.replaceChildren(problemBox(e));
-    }
+    await sendAction({ dlg, submit, err, onDone, path: messageAction(m, 'replay'), body: req,
+      said: (r) => `Message #${r.id} replayed: it is ${r.status} now${r.retry_after ? `, due ${r.retry_after}` : ''}.` });
   });
   body.replaceChildren(form);
   reason.focus();
+}
+
+function messageAction(m, action) {
+  return `/queues/${encodeURIComponent(m.queue)}/messages/${m.id}/${action}`;
+}
+
+// Sends one message's action from its dialog: on success the dialog closes and the notice says
+// what happened; on a problem it stays open with the problem explained, to try again.
+async function sendAction({ dlg, submit, err, onDone, path, body, said }) {
+  submit.disabled = true;
+  try {
+    const r = await api('POST', path, { body });
+    dlg.close();
+    showOk(said(r));
+    onDone?.();
+  } catch (e) {
+    submit.disabled = false;
+    err.replaceChildren(problemBox(e));
+  }
 }
 
 /** Dismiss one message with a reason. */
@@ -235,16 +246,8 @@ export function dismissOneDialog(m, onDone) {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (!reason.value.trim()) { err.replaceChildren(h('p', { class: 'problem-inline' }, 'Give a reason.')); reason.focus(); return; }
-    submit.disabled = true;
-    try {
-      const r = await api('POST', `/queues/${encodeURIComponent(m.queue)}/messages/${m.id}/dismiss`, { body: { reason: reason.value.trim() } });
-      dlg.close();
-      showOk(`Message #${r.id} dismissed.`);
-      onDone?.();
-    } catch (e) {
-      submit.disabled = false;
-      err.replaceChildren(problemBox(e));
-    }
+    await sendAction({ dlg, submit, err, onDone, path: messageAction(m, 'dismiss'),
+      body: { reason: reason.value.trim() }, said: (r) => `Message #${r.id} dismissed.` });
   });
   body.replaceChildren(form);
   reason.focus();

@@ -263,6 +263,12 @@ awaitable<std::vector<store::ReplayRun>> DeadLetterDesk::runs(const RequestConte
   co_return co_await store_.replay_runs_list(std::move(params));
 }
 
+awaitable<std::vector<long long>> DeadLetterDesk::dead_hourly(const RequestContext&,
+                                                              std::optional<std::string> queue,
+                                                              TimeMs from_hour, int hours) {
+  co_return co_await store_.dead_hourly(std::move(queue), from_hour, hours);
+}
+
 awaitable<Result<store::ReplayRun>> DeadLetterDesk::change_run(const RequestContext& ctx,
                                                                long long id, RunAction action) {
   store::RunChangeParams params;

@@ -84,6 +84,10 @@ class DeadLetterDesk {
   awaitable<std::vector<store::ReplayRun>> runs(const RequestContext& ctx, int limit,
                                                 std::optional<long long> before_id,
                                                 std::optional<long long> message_id);
+  // GET /dlq/hourly: deaths in each of `hours` hours, the first starting at `from_hour`.
+  awaitable<std::vector<long long>> dead_hourly(const RequestContext& ctx,
+                                                std::optional<std::string> queue,
+                                                TimeMs from_hour, int hours);
   awaitable<Result<store::ReplayRun>> change_run(const RequestContext& ctx, long long id,
                                                  RunAction action);
 

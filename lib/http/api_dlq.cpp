@@ -192,7 +192,7 @@ Api::R Api::dead_hourly(const Request& req, const RouteMatch&) {
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   const TimeMs this_hour = ctx.now / kMillisPerHour * kMillisPerHour;
   const TimeMs from = this_hour - (hours - 1) * kMillisPerHour;
-  auto counts = co_await store_.dead_hourly(queue, from, hours);
+  auto counts = co_await desk_.dead_hourly(ctx, queue, from, hours);
   json::array buckets;
   for (int i = 0; i < hours; ++i) {
     json::object b;

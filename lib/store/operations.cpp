@@ -396,7 +396,7 @@ void Operations::note_death(Status before, const Message& next) {
   deaths_[{next.queue, *next.dead_at / kMillisPerHour * kMillisPerHour}] += 1;
 }
 
-void Operations::flush_notifications() {
+void Operations::before_commit() {
   for (const auto& [queue, due] : notes_) {
     // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters).
     c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(node_, queue, due) + "'");

@@ -56,8 +56,8 @@ class Operations {
   // nodes (PostgreSQL NOTIFY), and the deaths it made are added to dead_letter_hours, in
   // (queue, hour) order so that concurrent transactions lock those rows in one order. A
   // rolled-back change does neither.
-  void flush_notifications();
-  void discard_notifications() {
+  void before_commit();
+  void discard_pending() {
     notes_.clear();
     deaths_.clear();
   }

@@ -190,14 +190,14 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
     try {
       job->run(*s.ops);
     } catch (...) {
-      s.ops->discard_notifications();
+      s.ops->discard_pending();
       c.rollback();
       close_if_broken(s);
       return false;
     }
   }
   try {
-    s.ops->flush_notifications();
+    s.ops->before_commit();
     commit(c);
   } catch (...) {
     commit_error = as_store_fault("committing", s);
@@ -224,12 +224,12 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   bool in_transaction = true;
   try {
     job.run(*s.ops);
-    s.ops->flush_notifications();
+    s.ops->before_commit();
     in_transaction = false;  // a failed COMMIT ends the transaction too
     commit(c);
   } catch (...) {
     error = as_store_fault("running a write", s);
-    if (s.ops) s.ops->discard_notifications();
+    if (s.ops) s.ops->discard_pending();
     if (in_transaction) c.rollback();
     close_if_broken(s);
   }
