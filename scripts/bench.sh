@@ -11,6 +11,10 @@
 #   scripts/bench.sh --ops      /metrics with 1,000,000 messages in 1,000 queues, enqueue p99
 #                               during a retention sweep of 1,000,000 rows, W3 with and without
 #                               the access log
+#   scripts/bench.sh --threads  /healthz and W1 at threads = 1, 2, the default and 16, three
+#                               interleaved rounds: rates, dlqd CPU per request, 16 against 2
+# Every row carries cpu_us: dlqd's CPU time (user + system, /proc/PID/stat) per request, or per
+# processed message for the workloads that count messages (W3: its enqueue, claim and ack).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +23,7 @@ scale=0
 auth=0
 desk=0
 ops=0
+threads=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
@@ -26,7 +31,8 @@ for arg in "$@"; do
     --auth) auth=1 ;;
     --desk) desk=1 ;;
     --ops) ops=1 ;;
-    *) echo "usage: $0 [--quick | --scale | --auth | --desk | --ops]" >&2; exit 2 ;;
+    --threads) threads=1 ;;
+    *) echo "usage: $0 [--quick | --scale | --auth | --desk | --ops | --threads]" >&2; exit 2 ;;
   esac
 done
 
@@ -34,7 +40,7 @@ DLQ_INSTALL_TEST_TOOLS=1 scripts/install-deps.sh
 cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j"${JOBS:-2}" --target dlqd dlq-bench >/dev/null
 
-dlqd=build/release/app/dlqd
+dlqd="${DLQD:-build/release/app/dlqd}"  # DLQD=path measures another build (before/after)
 bench=build/release/app/dlq-bench
 work="$(mktemp -d /tmp/dlq-bench-XXXXXX)"
 results="$work/results.jsonl"
@@ -63,11 +69,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_dlqd NAME DB_URL SYNCHRONOUS [AUTH_JSON]
+# start_dlqd NAME DB_URL SYNCHRONOUS [AUTH_JSON] [THREADS]  (THREADS 0: the default, one per core)
 start_dlqd() {
-  local name="$1" db="$2" sync="$3" auth_json="${4:-}"
+  local name="$1" db="$2" sync="$3" auth_json="${4:-}" io_threads="${5:-0}"
   cat > "$work/$name.json" <<JSON
 {
+  "threads": $io_threads,
   "database": { "url": "$db", "sqlite_synchronous": "$sync" },
   "log": { "level": "warn" },
   ${auth_json}
@@ -93,12 +100,16 @@ metric() {
 run() {
   local config="$1" workload="$2"
   shift 2
-  local line commits0 ops0 commits1 ops1 per_commit
+  local line commits0 ops0 commits1 ops1 per_commit ticks0 ticks1 count cpu
   commits0="$(metric dlq_store_commits_total)"; ops0="$(metric dlq_store_operations_total)"
+  ticks0="$(cpu_ticks "$pid")"
   line="$("$bench" "$workload" --port "$port" "$@")"
+  ticks1="$(cpu_ticks "$pid")"
   commits1="$(metric dlq_store_commits_total)"; ops1="$(metric dlq_store_operations_total)"
   per_commit="$(awk -v c=$((commits1 - commits0)) -v o=$((ops1 - ops0)) 'BEGIN { if (c > 0) printf "%.2f", o / c; else print 0 }')"
-  line="${line%\}},\"ops_per_commit\":$per_commit}"
+  count="$(echo "$line" | grep -o '"count":[0-9]*' | cut -d: -f2)"
+  cpu="$([ "${count:-0}" -gt 0 ] && cpu_us_per "$ticks0" "$ticks1" "$count" || echo 0)"
+  line="${line%\}},\"ops_per_commit\":$per_commit,\"cpu_us\":$cpu}"
   echo "{\"config\":\"$config\",${line#\{}" >> "$results"
   echo "  $config $workload: $line" >&2
 }
@@ -139,7 +150,7 @@ rss_mb() { awk '/VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 # cpu_ticks PID: user + system CPU time of a process, in clock ticks
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # cpu_us_per TICKS0 TICKS1 REQUESTS: microseconds of CPU per request
-cpu_us_per() { echo "scale=1; ($2 - $1) * 1000000 / $(getconf CLK_TCK) / $3" | bc; }
+cpu_us_per() { awk -v a="$1" -v b="$2" -v n="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.1f", (b - a) * 1000000 / hz / n }'; }
 median3() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # seed_dead DB_FILE QUEUE_EXPR COUNT JOB_TYPE_EXPR [STATUS] [T0]: COUNT dead (or STATUS) rows
@@ -159,6 +170,50 @@ SELECT $2, '{"n":' || i || ',"password":"hunter2","pad":"xxxxxxxxxxxxxxxxxxxxxxx
   $t0 + i, $t0 + i, $t0 + i, $t0 + i FROM n;
 SQL
 }
+
+# thread_sweep ROUNDS: /healthz (64 connections) and W1 at threads = 1, 2, the default (one per
+# core) and 16, interleaved round by round; prints medians and 16 against 2.
+thread_sweep() {
+  local rounds="$1" t name hz_line w1_line t0 t1 t2
+  declare -A hz=() w1=() hz_cpu=() w1_cpu=()
+  local settings=(1 2 0 16)
+  for round in $(seq 1 "$rounds"); do
+    for t in "${settings[@]}"; do
+      name="threads_${t}_$round"
+      start_dlqd "$name" "sqlite:$work/$name.db" full "" "$t"
+      t0="$(cpu_ticks "$pid")"
+      hz_line="$("$bench" healthz --port "$port" --connections 64 --seconds "$HEALTH_SECONDS")"
+      t1="$(cpu_ticks "$pid")"
+      w1_line="$("$bench" enqueue --port "$port" --queue w1 --messages "$W_MESSAGES" --connections 16)"
+      t2="$(cpu_ticks "$pid")"
+      expect w1 "ready=$W_MESSAGES"
+      stop_dlqd
+      hz[$t]+="$(echo "$hz_line" | grep -o '"rate":[0-9.]*' | cut -d: -f2) "
+      w1[$t]+="$(echo "$w1_line" | grep -o '"rate":[0-9.]*' | cut -d: -f2) "
+      hz_cpu[$t]+="$(cpu_us_per "$t0" "$t1" "$(echo "$hz_line" | grep -o '"count":[0-9]*' | cut -d: -f2)") "
+      w1_cpu[$t]+="$(cpu_us_per "$t1" "$t2" "$W_MESSAGES") "
+      echo "  round $round, threads $t: healthz $(echo "$hz_line" | grep -o '"rate":[0-9.]*' | cut -d: -f2) req/s," \
+           "W1 $(echo "$w1_line" | grep -o '"rate":[0-9.]*' | cut -d: -f2) msg/s" >&2
+    done
+  done
+  echo
+  echo "threads (0 = the default, $(nproc) here; medians of $rounds interleaved rounds):"
+  printf '%-8s %12s %14s %12s %14s\n' threads "healthz/s" "us CPU/req" "W1 msg/s" "us CPU/msg"
+  for t in "${settings[@]}"; do
+    # shellcheck disable=SC2086
+    printf '%-8s %12s %14s %12s %14s\n' "$t" "$(median3 ${hz[$t]})" "$(median3 ${hz_cpu[$t]})" \
+      "$(median3 ${w1[$t]})" "$(median3 ${w1_cpu[$t]})"
+  done
+  # shellcheck disable=SC2086
+  echo "threads 16 / threads 2: healthz $(echo "scale=3; $(median3 ${hz[16]}) / $(median3 ${hz[2]})" | bc)," \
+       "W1 $(echo "scale=3; $(median3 ${w1[16]}) / $(median3 ${w1[2]})" | bc)   (target >= 0.90)"
+}
+
+if [ "$threads" = 1 ]; then
+  echo "== threads: /healthz and W1 at 1, 2, the default and 16 I/O threads (SQLite FULL)" >&2
+  thread_sweep "${DLQ_THREAD_ROUNDS:-3}"
+  exit 0
+fi
 
 if [ "$ops" = 1 ]; then
   OPS_ROWS="${DLQ_OPS_ROWS:-1000000}"
@@ -424,3 +479,6 @@ full_w2="$(value sqlite_full drain rate)"; full_w2a="$(value sqlite_full drain_a
 full_w3a="$(value sqlite_full mixed_ack rate)"
 echo "  FULL W2 with ack in claim / W2:                $(ratio "$full_w2a" "$full_w2")"
 echo "  FULL W3 with ack in claim / W3:                $(ratio "$full_w3a" "$full_w3")"
+
+echo "== threads: /healthz and W1 at 1, 2, the default and 16 I/O threads (SQLite FULL)" >&2
+thread_sweep 1

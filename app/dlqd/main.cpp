@@ -87,13 +87,13 @@ std::optional<Options> parse_flags(int argc, char** argv) {
   return o;
 }
 
-asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server& server,
+asio::awaitable<void> shutdown_sequence(dlq::http::IoPool& pool, dlq::http::Server& server,
                                         dlq::core::QueueService& service,
                                         dlq::core::TaskHost& tasks, std::atomic<bool>& forced) {
   dlq::log::info("shutting down");
   server.stop_accepting();
   service.shutdown();
-  asio::steady_timer timer(ioc);
+  asio::steady_timer timer(pool.main());
   auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
   while (server.requests_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
     timer.expires_after(std::chrono::milliseconds(10));
@@ -114,8 +114,10 @@ asio::awaitable<void> shutdown_sequence(asio::io_context& ioc, dlq::http::Server
   if (server.connections() > 0) {
     dlq::log::warn("connections still open after shutdown; stopping");
     forced = true;
-    ioc.stop();
+    pool.stop();
+    co_return;
   }
+  pool.release();  // every I/O thread ends once what it still runs is done
 }
 
 // SIGHUP: auth.tokens from the config file again; other keys need a restart. A file that does
@@ -171,7 +173,8 @@ int run(const Options& options) {
   int threads = config.threads > 0 ? config.threads
                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 
-  asio::io_context ioc(threads);
+  dlq::http::IoPool pool(threads);
+  asio::io_context& ioc = pool.main();
   dlq::store::SqlStore store(store_options);
   dlq::SystemClock clock;
   dlq::core::QueueService service(ioc.get_executor(), store, config, clock);
@@ -191,7 +194,7 @@ int run(const Options& options) {
   }
   std::atomic<bool> shutting_down{false};
   dlq::http::Api api(service, desk, store, tasks, access, metrics, config, shutting_down);
-  dlq::http::Server server(ioc, api, config, shutting_down);
+  dlq::http::Server server(pool, api, config, shutting_down);
 
   std::string bound = server.listen(config.listen);
   if (!server.bound_to_loopback() && config.auth.tokens.empty() && !config.auth.allow_anonymous) {
@@ -222,7 +225,7 @@ int run(const Options& options) {
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
     reload.cancel();
-    asio::co_spawn(ioc, shutdown_sequence(ioc, server, service, tasks, forced), asio::detached);
+    asio::co_spawn(ioc, shutdown_sequence(pool, server, service, tasks, forced), asio::detached);
   });
 
   std::cout << "dlqd listening on http://" << bound << std::endl;
@@ -236,10 +239,7 @@ int run(const Options& options) {
                                                 ? "sqlite:" + store_options.target.sqlite_path
                                                 : std::string("postgresql")}});
 
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads; ++i) pool.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();
-  for (auto& t : pool) t.join();
+  pool.run();
   store.close();
   dlq::log::info("stopped");
   if (forced) std::_Exit(0);  // frames of abandoned requests must not outlive their owners

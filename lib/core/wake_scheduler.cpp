@@ -1,6 +1,8 @@
 // The wake-up scheduler: announcements onto the strand, parking claims, and the timer loop.
 #include "core/wake_scheduler.hpp"
 
+#include <limits>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/post.hpp>
@@ -62,8 +64,14 @@ void WakeScheduler::clock_moved() {
 
 // ---- announcements (any thread) -> strand ----------------------------------------------------
 
+// An announcement nobody can use is not posted: the strand belongs to the main I/O thread, and
+// every post from another thread would wake it. Both filters are safe because the change was
+// committed before the announcement: a claim that starts to wait later sees it in its first
+// look, and a lease the scheduler does not hear of is found by the refresh that follows the
+// reaping of an earlier one.
 void WakeScheduler::ready(const std::string& queue, const std::optional<std::string>& job_type,
                           int count) {
+  if (claiming_.load() == 0) return;
   asio::post(strand_, [this, queue, job_type, count] { on_ready(queue, job_type, count); });
 }
 
@@ -78,7 +86,9 @@ void WakeScheduler::leased(const std::vector<Message>& claimed) {
       earliest = m.lease_expires_at;
     }
   }
-  if (earliest) asio::post(strand_, [this, at = *earliest] { on_lease(at); });
+  if (earliest && *earliest < lease_floor_.load()) {
+    asio::post(strand_, [this, at = *earliest] { on_lease(at); });
+  }
 }
 
 void WakeScheduler::changed(const Message& m, TimeMs now) {
@@ -130,7 +140,7 @@ void WakeScheduler::on_due(const std::string& queue, TimeMs at) {
 
 void WakeScheduler::on_lease(TimeMs expires_at) {
   if (!next_lease_expiry_ || expires_at < *next_lease_expiry_) {
-    next_lease_expiry_ = expires_at;
+    set_next_lease_expiry(expires_at);
     rearm();
   }
 }
@@ -139,6 +149,11 @@ void WakeScheduler::on_leases(const std::vector<Message>& claimed) {
   for (const auto& m : claimed) {
     if (m.lease_expires_at) on_lease(*m.lease_expires_at);
   }
+}
+
+void WakeScheduler::set_next_lease_expiry(std::optional<TimeMs> at) {
+  next_lease_expiry_ = at;
+  lease_floor_ = at.value_or(std::numeric_limits<TimeMs>::max());
 }
 
 TimeMs WakeScheduler::next_deadline() const {
@@ -196,9 +211,11 @@ awaitable<std::vector<Message>> WakeScheduler::park_on_strand(std::string queue,
       }
       auto it = scheduler.claims_.find(queue);
       if (it != scheduler.claims_.end() && --it->second.active == 0) scheduler.claims_.erase(it);
+      --scheduler.claiming_;
     }
   } parking{*this, queue, cancel, nullptr};
   ++claims_[queue].active;
+  ++claiming_;  // before the first look: an announcement from now on is posted
 
   std::vector<Message> claimed;
   for (;;) {
@@ -238,7 +255,7 @@ awaitable<void> WakeScheduler::timer_loop() {
       TimeMs now = clock_.now();
       bool refresh_now = false;
       if (next_lease_expiry_ && *next_lease_expiry_ <= now) {
-        next_lease_expiry_.reset();
+        set_next_lease_expiry(std::nullopt);
         auto reaped = co_await reap_(now);
         for (const auto& m : reaped) {
           if (m.status == Status::pending && m.retry_after) on_due(m.queue, *m.retry_after);
@@ -278,7 +295,7 @@ awaitable<void> WakeScheduler::refresh(TimeMs now) {
   db_next_due_ = schedule.next_due;
   if (schedule.next_lease_expiry &&
       (!next_lease_expiry_ || *schedule.next_lease_expiry < *next_lease_expiry_)) {
-    next_lease_expiry_ = schedule.next_lease_expiry;
+    set_next_lease_expiry(schedule.next_lease_expiry);
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -89,6 +90,7 @@ class WakeScheduler {
   void on_lease(TimeMs expires_at);
   void on_leases(const std::vector<Message>& claimed);
   void rearm();
+  void set_next_lease_expiry(std::optional<TimeMs> at);
   TimeMs next_deadline() const;
 
   // Per queue with claims in flight. An event that makes work claimable wakes a parked waiter;
@@ -119,6 +121,11 @@ class WakeScheduler {
 
   std::atomic<bool> stopping_{false};    // written on the strand, read anywhere
   std::atomic<std::size_t> waiting_{0};  // parked claims, for metrics
+  // Read anywhere, written on the strand: claims that may wait (any queue), so that ready()
+  // posts only when one could use it; next_lease_expiry_ (max when none), so that leased()
+  // posts only a lease that runs out earlier.
+  std::atomic<int> claiming_{0};
+  std::atomic<TimeMs> lease_floor_{std::numeric_limits<TimeMs>::max()};
 };
 
 }  // namespace dlq::core

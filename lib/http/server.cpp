@@ -6,7 +6,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "http/session.hpp"
@@ -18,13 +17,15 @@ using asio::ip::tcp;
 using asio::use_awaitable;
 
 struct Server::Impl {
-  Impl(asio::io_context& ioc, Api& api, const Config& config, std::atomic<bool>& shutting_down)
-      : ioc(ioc), config(config), state(api, config, shutting_down), acceptor(ioc) {}
+  Impl(IoPool& pool, Api& api, const Config& config, std::atomic<bool>& shutting_down)
+      : pool(pool), ioc(pool.main()), config(config), state(api, config, shutting_down),
+        acceptor(ioc) {}
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
-      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(ioc),
-                                                         asio::as_tuple(use_awaitable));
+      // The connection lives on the I/O thread it is given: one thread per context, so its
+      // handlers need no strand.
+      auto [ec, socket] = co_await acceptor.async_accept(pool.next(), asio::as_tuple(use_awaitable));
       if (ec) {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) break;
         // Out of file descriptors and the like: pause instead of spinning.
@@ -39,6 +40,8 @@ struct Server::Impl {
         socket.close(ignored);
         continue;
       }
+      // Counted here, not when the session starts on its thread: the next accept must see it.
+      ++state.connections;
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       auto executor = socket.get_executor();
@@ -53,6 +56,7 @@ struct Server::Impl {
     }
   }
 
+  IoPool& pool;
   asio::io_context& ioc;
   const Config& config;
   ServerState state;
@@ -60,9 +64,8 @@ struct Server::Impl {
   tcp::endpoint bound;
 };
 
-Server::Server(asio::io_context& ioc, Api& api, const Config& config,
-               std::atomic<bool>& shutting_down)
-    : impl_(std::make_unique<Impl>(ioc, api, config, shutting_down)) {}
+Server::Server(IoPool& pool, Api& api, const Config& config, std::atomic<bool>& shutting_down)
+    : impl_(std::make_unique<Impl>(pool, api, config, shutting_down)) {}
 
 Server::~Server() = default;
 

@@ -1,22 +1,22 @@
 // The listening side of dlqd: binds, accepts (refusing connections over the limit), runs one
-// session coroutine per connection on its own strand, and takes part in the phased shutdown.
+// session coroutine per connection on one of the pool's I/O threads (round-robin), and takes
+// part in the phased shutdown.
 #pragma once
 
 #include <atomic>
 #include <memory>
 #include <string>
 
-#include <boost/asio/io_context.hpp>
-
 #include "config/config.hpp"
 #include "http/api.hpp"
+#include "http/io_pool.hpp"
 
 namespace dlq::http {
 
 class Server {
  public:
   // `shutting_down` is shared with the Api: once set, new requests are answered 503.
-  Server(boost::asio::io_context& ioc, Api& api, const Config& config,
+  Server(IoPool& pool, Api& api, const Config& config,
          std::atomic<bool>& shutting_down);
   ~Server();
 

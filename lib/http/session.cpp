@@ -240,7 +240,6 @@ asio::awaitable<Incoming> read_request(beast::tcp_stream& stream, beast::flat_bu
 asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& state) {
   const Config& config = state.config;
   auto conn = std::make_shared<Connection>(std::move(socket));
-  ++state.connections;
   std::weak_ptr<Connection> weak = conn;
   auto closer_id = state.add_closer([weak] {
     if (auto c = weak.lock()) {

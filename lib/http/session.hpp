@@ -41,6 +41,7 @@ class ServerState {
   std::unordered_map<std::uint64_t, std::function<void()>> closers_;
 };
 
+// The caller has counted the connection in state.connections; the session uncounts it at its end.
 boost::asio::awaitable<void> run_session(boost::asio::ip::tcp::socket socket, ServerState& state);
 
 }  // namespace dlq::http
