@@ -96,20 +96,39 @@ metric() {
   curl -s "http://127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n { print $2 }'
 }
 
-# run CONFIG WORKLOAD [dlq-bench args...]; also records the write operations per commit
+# stages: the sums and counts of the write path's stage histograms, on one line
+stages() {
+  curl -s "http://127.0.0.1:$port/metrics" | awk '
+    $1 ~ /^dlq_store_(write_wait_seconds|statements_duration_seconds|commit_duration_seconds|handback_seconds)_(sum|count)$/ { v[$1] = $2 }
+    END { split("write_wait_seconds statements_duration_seconds commit_duration_seconds handback_seconds", n, " ")
+          for (i = 1; i <= 4; i++) printf "%s %s ", v["dlq_store_" n[i] "_sum"] + 0, v["dlq_store_" n[i] "_count"] + 0 }'
+}
+# stage_means BEFORE AFTER: mean milliseconds per stage between two `stages` lines, as JSON fields
+stage_means() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    split(a, x, " "); split(b, y, " "); split("wait_ms sql_ms commit_ms handback_ms", k, " ")
+    for (i = 1; i <= 4; i++) { c = y[2 * i] - x[2 * i]
+      printf ",\"%s\":%.3f", k[i], (c > 0 ? (y[2 * i - 1] - x[2 * i - 1]) * 1000 / c : 0) } }'
+}
+
+# run CONFIG WORKLOAD [dlq-bench args...]; also records the write operations per commit, dlqd's
+# CPU per request (or message) and the mean time of each stage of a write (wait for the group,
+# the group's statements, the commit, the way back to the request)
 run() {
   local config="$1" workload="$2"
   shift 2
-  local line commits0 ops0 commits1 ops1 per_commit ticks0 ticks1 count cpu
+  local line commits0 ops0 commits1 ops1 per_commit ticks0 ticks1 count cpu stages0 stages1
   commits0="$(metric dlq_store_commits_total)"; ops0="$(metric dlq_store_operations_total)"
+  stages0="$(stages)"
   ticks0="$(cpu_ticks "$pid")"
   line="$("$bench" "$workload" --port "$port" "$@")"
   ticks1="$(cpu_ticks "$pid")"
+  stages1="$(stages)"
   commits1="$(metric dlq_store_commits_total)"; ops1="$(metric dlq_store_operations_total)"
   per_commit="$(awk -v c=$((commits1 - commits0)) -v o=$((ops1 - ops0)) 'BEGIN { if (c > 0) printf "%.2f", o / c; else print 0 }')"
   count="$(echo "$line" | grep -o '"count":[0-9]*' | cut -d: -f2)"
   cpu="$([ "${count:-0}" -gt 0 ] && cpu_us_per "$ticks0" "$ticks1" "$count" || echo 0)"
-  line="${line%\}},\"ops_per_commit\":$per_commit,\"cpu_us\":$cpu}"
+  line="${line%\}},\"ops_per_commit\":$per_commit,\"cpu_us\":$cpu$(stage_means "$stages0" "$stages1")}"
   echo "{\"config\":\"$config\",${line#\{}" >> "$results"
   echo "  $config $workload: $line" >&2
 }

@@ -170,8 +170,12 @@ int run(const Options& options) {
       dlq::seconds_to_ms(config.database.leader_takeover_seconds),
       dlq::seconds_to_ms(config.database.statement_timeout_seconds),
       config.testing.sqlite_max_page_count};
-  int threads = config.threads > 0 ? config.threads
-                                   : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = dlq::http::IoPool::io_threads(config.threads);
+  if (config.threads > threads) {
+    dlq::log::warn("threads lowered to the CPUs available",
+                   {{"configured", std::to_string(config.threads)},
+                    {"running", std::to_string(threads)}});
+  }
 
   dlq::http::IoPool pool(threads);
   asio::io_context& ioc = pool.main();
@@ -230,6 +234,7 @@ int run(const Options& options) {
 
   std::cout << "dlqd listening on http://" << bound << std::endl;
   dlq::log::info("listening", {{"address", bound},
+                               {"io_threads", std::to_string(threads)},
                                {"node", store.node_id()},
                                {"access", access.enforcing()
                                               ? std::to_string(access.token_count()) + " tokens"

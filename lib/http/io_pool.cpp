@@ -1,10 +1,54 @@
 // One io_context per I/O thread: see io_pool.hpp.
 #include "http/io_pool.hpp"
 
+#include <sched.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include <boost/asio/post.hpp>
 
 namespace dlq::http {
 namespace asio = boost::asio;
+
+namespace {
+
+// The CPU quota of this process's cgroup, in CPUs (rounded up), if it has one: cgroup v2's
+// cpu.max ("QUOTA PERIOD" or "max PERIOD"), else v1's cfs_quota_us / cfs_period_us.
+std::optional<int> cgroup_cpu_quota() {
+  double quota = 0;
+  double period = 0;
+  if (std::ifstream v2("/sys/fs/cgroup/cpu.max"); v2) {
+    std::string q;
+    v2 >> q >> period;
+    if (!v2 || q == "max") return std::nullopt;
+    quota = std::atof(q.c_str());
+  } else {
+    std::ifstream q1("/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
+    std::ifstream p1("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
+    if (!(q1 >> quota) || !(p1 >> period)) return std::nullopt;
+  }
+  if (quota <= 0 || period <= 0) return std::nullopt;
+  return std::max(1, static_cast<int>(std::ceil(quota / period)));
+}
+
+}  // namespace
+
+int IoPool::available_cpus() {
+  int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = CPU_COUNT(&set);
+  if (auto quota = cgroup_cpu_quota()) cpus = std::min(cpus, *quota);
+  return std::max(1, cpus);
+}
+
+int IoPool::io_threads(int configured) {
+  int cpus = available_cpus();
+  return configured > 0 ? std::min(configured, cpus) : cpus;
+}
 
 IoPool::IoPool(int threads) {
   for (int i = 0; i < std::max(1, threads); ++i) {

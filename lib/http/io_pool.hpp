@@ -18,6 +18,14 @@ namespace dlq::http {
 
 class IoPool {
  public:
+  // The CPUs this process may run on: its affinity mask, lowered by a cgroup CPU quota
+  // (a container limited to two CPUs on a large host has two). At least 1.
+  static int available_cpus();
+  // How many I/O threads `configured` (0: one per available CPU) gives: never more than the
+  // available CPUs, because I/O threads never block (the store has threads of its own), so
+  // more of them only queue for the same cores and switch between connections.
+  static int io_threads(int configured);
+
   explicit IoPool(int threads);
   ~IoPool();
   IoPool(const IoPool&) = delete;

@@ -273,6 +273,15 @@ std::string Metrics::exposition(const ScrapeInputs& in) {
   w.family("dlq_store_commit_duration_seconds", "histogram",
            "Time each write transaction's COMMIT took (its fsync included).");
   w.histogram("dlq_store_commit_duration_seconds", {}, {}, in.writes.commit_seconds);
+  w.family("dlq_store_write_wait_seconds", "histogram",
+           "Time each write waited in the queue until its group began (the previous commit).");
+  w.histogram("dlq_store_write_wait_seconds", {}, {}, in.writes.wait_seconds);
+  w.family("dlq_store_statements_duration_seconds", "histogram",
+           "Time each write transaction's statements took, BEGIN until COMMIT was sent.");
+  w.histogram("dlq_store_statements_duration_seconds", {}, {}, in.writes.statements_seconds);
+  w.family("dlq_store_handback_seconds", "histogram",
+           "Time from each write's commit until its request resumed on its I/O thread.");
+  w.histogram("dlq_store_handback_seconds", {}, {}, in.writes.handback_seconds);
   w.family("dlq_store_operations_total", "counter",
            "Write operations applied; several share one commit (group commit).");
   w.sample("dlq_store_operations_total", {}, {}, static_cast<double>(in.writes.operations));

@@ -27,9 +27,11 @@ namespace {
 template <class R, class Fn, class Handler>
 class Job final : public StoreJob {
  public:
-  Job(Fn fn, Handler handler)
+  // `handback` (writes only) learns how long each result took to reach its coroutine.
+  Job(Fn fn, Handler handler, Histogram* handback)
       : fn_(std::move(fn)),
         handler_(std::move(handler)),
+        handback_(handback),
         work_(asio::prefer(asio::get_associated_executor(handler_),
                            asio::execution::outstanding_work.tracked)) {}
 
@@ -40,7 +42,9 @@ class Job final : public StoreJob {
     // (store) thread could outlive the awaiting io_context.
     auto executor = asio::get_associated_executor(handler_);
     asio::post(executor, [handler = std::move(handler_), work = std::move(work_), error,
-                          result = std::move(result_)]() mutable {
+                          result = std::move(result_), handback = handback_,
+                          done = std::chrono::steady_clock::now()]() mutable {
+      if (handback) handback->observe(std::chrono::steady_clock::now() - done);
       std::move(handler)(error, std::move(result));
     });
   }
@@ -48,6 +52,7 @@ class Job final : public StoreJob {
  private:
   Fn fn_;
   Handler handler_;
+  Histogram* handback_;
   R result_{};
   decltype(asio::prefer(asio::get_associated_executor(std::declval<Handler&>()),
                         asio::execution::outstanding_work.tracked)) work_;
@@ -58,7 +63,8 @@ class Job final : public StoreJob {
 template <class R, class Fn>
 awaitable<R> SqlStore::write(Fn fn) {
   auto initiate = [this](auto handler, Fn f) {
-    writer_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler)));
+    writer_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler),
+                                                                    &writer_->handback_seconds()));
   };
   return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
       std::move(initiate), asio::use_awaitable, std::move(fn));
@@ -67,7 +73,8 @@ awaitable<R> SqlStore::write(Fn fn) {
 template <class R, class Fn>
 awaitable<R> SqlStore::read(Fn fn) {
   auto initiate = [this](auto handler, Fn f) {
-    readers_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler)));
+    readers_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler),
+                                                                     nullptr));
   };
   return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
       std::move(initiate), asio::use_awaitable, std::move(fn));
@@ -116,8 +123,13 @@ void SqlStore::close() {
 }
 
 WriteStats SqlStore::write_stats() const {
-  return {writer_->stats().commits.load(), writer_->stats().jobs.load(),
-          writer_->stats().commit_seconds.snapshot()};
+  const WriterStats& s = writer_->stats();
+  return {s.commits.load(),
+          s.jobs.load(),
+          s.commit_seconds.snapshot(),
+          s.wait_seconds.snapshot(),
+          s.statements_seconds.snapshot(),
+          s.handback_seconds.snapshot()};
 }
 
 double SqlStore::operations_per_commit() const {

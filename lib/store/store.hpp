@@ -157,11 +157,15 @@ struct LeadershipRenewParams {
   TimeMs stale_before = 0;
 };
 
-// Counters of the write path since start: how well group commit groups.
+// Counters of the write path since start: how well group commit groups, and where a write's
+// time goes (queued, its group's statements, the COMMIT, the way back to the request).
 struct WriteStats {
   std::uint64_t commits = 0;
   std::uint64_t operations = 0;
   Histogram::Snapshot commit_seconds;
+  Histogram::Snapshot wait_seconds;        // per write: queued until its group began
+  Histogram::Snapshot statements_seconds;  // per group: BEGIN until COMMIT was sent
+  Histogram::Snapshot handback_seconds;    // per write: committed until its request resumed
 };
 
 class Store {

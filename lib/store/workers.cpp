@@ -67,26 +67,31 @@ void close_if_broken(Session& s) {
 }  // namespace
 
 void JobQueue::push(std::unique_ptr<StoreJob> job) {
-  {
-    std::lock_guard lock(mu_);
-    if (!closed_) {
-      jobs_.push_back(std::move(job));
-      cv_.notify_one();
-      return;
-    }
+  job->queued_at = std::chrono::steady_clock::now();
+  std::unique_lock lock(mu_);
+  if (closed_) {
+    lock.unlock();
+    job->complete(std::make_exception_ptr(ShuttingDown()));
+    return;
   }
-  job->complete(std::make_exception_ptr(ShuttingDown()));
+  jobs_.push_back(std::move(job));
+  bool wake = waiting_ > 0;
+  lock.unlock();
+  // Outside the lock: a store thread woken inside it would only wait again, for the mutex.
+  if (wake) cv_.notify_one();
 }
 
 bool JobQueue::pop(std::vector<std::unique_ptr<StoreJob>>& out, std::size_t max,
                    std::chrono::microseconds linger) {
   std::unique_lock lock(mu_);
+  ++waiting_;
   cv_.wait(lock, [this] { return closed_ || !jobs_.empty(); });
-  if (jobs_.empty()) return false;
-  if (linger.count() > 0 && jobs_.size() < max && !closed_) {
+  if (!jobs_.empty() && linger.count() > 0 && jobs_.size() < max && !closed_) {
     // Optional: trade a little latency for fuller groups.
     cv_.wait_for(lock, linger, [this, max] { return closed_ || jobs_.size() >= max; });
   }
+  --waiting_;
+  if (jobs_.empty()) return false;
   while (!jobs_.empty() && out.size() < max) {
     out.push_back(std::move(jobs_.front()));
     jobs_.pop_front();
@@ -165,6 +170,8 @@ bool Writer::begin(Session& s, std::exception_ptr& error) {
 
 void Writer::run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch) {
   stats_.jobs += batch.size();
+  auto began = std::chrono::steady_clock::now();
+  for (const auto& job : batch) stats_.wait_seconds.observe(began - job->queued_at);
   if (batch.size() == 1) {
     run_alone(s, *batch.front());
     return;
@@ -186,6 +193,7 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   BusySpell spell(s);
   if (!begin(s, commit_error)) return true;
   Connection& c = *s.connection;
+  auto began = std::chrono::steady_clock::now();
   for (auto& job : batch) {
     try {
       job->run(*s.ops);
@@ -198,6 +206,7 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   }
   try {
     s.ops->before_commit();
+    stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
     commit(c);
   } catch (...) {
     commit_error = as_store_fault("committing", s);
@@ -222,9 +231,11 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   }
   Connection& c = *s.connection;
   bool in_transaction = true;
+  auto began = std::chrono::steady_clock::now();
   try {
     job.run(*s.ops);
     s.ops->before_commit();
+    stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
     in_transaction = false;  // a failed COMMIT ends the transaction too
     commit(c);
   } catch (...) {

@@ -25,6 +25,7 @@ class Operations;
 class StoreJob {
  public:
   virtual ~StoreJob() = default;
+  std::chrono::steady_clock::time_point queued_at;  // set by JobQueue::push
   // Does the job's database work. May run twice: if a neighbour in its group throws, the group
   // is rolled back and every job runs again in a transaction of its own.
   virtual void run(Operations& ops) = 0;
@@ -61,6 +62,7 @@ class JobQueue {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::unique_ptr<StoreJob>> jobs_;
+  int waiting_ = 0;  // threads in pop(), waiting or about to
   bool closed_ = false;
 };
 
@@ -84,7 +86,10 @@ class JobThreads {
 struct WriterStats {
   std::atomic<std::uint64_t> commits{0};
   std::atomic<std::uint64_t> jobs{0};
-  Histogram commit_seconds;  // how long each COMMIT (and its fsync) took
+  Histogram commit_seconds;      // how long each COMMIT (and its fsync) took
+  Histogram wait_seconds;        // each job: queued until its group began
+  Histogram statements_seconds;  // each group: BEGIN until COMMIT was sent
+  Histogram handback_seconds;    // each job: committed until its coroutine resumed (Job)
 };
 
 // Applies write jobs in groups. With several threads (PostgreSQL), each has its own connection
@@ -98,6 +103,7 @@ class Writer {
   // Runs what is queued, then stops the threads. Later submissions fail at once.
   void stop() { threads_.stop(); }
   const WriterStats& stats() const { return stats_; }
+  Histogram& handback_seconds() { return stats_.handback_seconds; }
 
  private:
   void loop(Session& session);

@@ -112,6 +112,12 @@ BOOST_AUTO_TEST_CASE(metrics_count_exactly_what_happened_and_pass_promtool) {
   BOOST_TEST(sample(scrape, R"(dlq_http_request_duration_seconds_count{route="/queues/{queue}/claim"})") == 2);
   BOOST_TEST(sample(scrape, "dlq_leader") == 1);
   BOOST_TEST(sample(scrape, "dlq_store_commit_duration_seconds_count") > 0);
+  // Where a write's time went: queued, its group's statements, the commit, the way back.
+  for (const char* stage : {"dlq_store_write_wait_seconds_count",
+                            "dlq_store_statements_duration_seconds_count",
+                            "dlq_store_handback_seconds_count"}) {
+    BOOST_TEST(sample(scrape, stage) > 0, stage);
+  }
   BOOST_TEST(sample(scrape, "process_resident_memory_bytes") > 0);
   // The raw path of an unknown route never becomes a label.
   BOOST_TEST(scrape.find("/nowhere") == std::string::npos);
