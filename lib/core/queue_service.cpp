@@ -103,15 +103,15 @@ store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at
 }
 
 awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimCommand cmd) {
-  // While the claim waits, watch the client: one that leaves ends the wait.
+  // While the claim waits, watch the client: one that leaves ends the wait (take() starts the
+  // watch when the claim is about to wait; a claim that finds work at once never needs it).
   ClientWatch* watch = cmd.wait_ms > 0 ? ctx.client : nullptr;
   auto cancel = std::make_shared<ClaimCancel>();
-  if (watch) watch->start([this, cancel] { scheduler_.cancel(cancel); });
   std::vector<Message> claimed;
   std::vector<Result<Message>> acked;
   std::exception_ptr fault;
   try {
-    claimed = co_await take(ctx, cmd, cancel, acked);
+    claimed = co_await take(ctx, cmd, cancel, watch, acked);
   } catch (...) {
     fault = std::current_exception();
   }
@@ -132,6 +132,7 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
 awaitable<std::vector<Message>> QueueService::take(const RequestContext& ctx,
                                                    const ClaimCommand& cmd,
                                                    std::shared_ptr<ClaimCancel> cancel,
+                                                   ClientWatch* watch,
                                                    std::vector<Result<Message>>& acked) {
   // The common case under load: there is work. Take it without a trip through the scheduler's
   // strand; only a claim that found nothing and may wait goes there to park. Acknowledgements
@@ -164,6 +165,8 @@ awaitable<std::vector<Message>> QueueService::take(const RequestContext& ctx,
   auto attempt = [this, cmd, offset](TimeMs clock_now) {
     return store_.messages_claim(claim_params(cmd, clock_now + offset));
   };
+  // Watching costs a read, a coroutine and a cancel per claim: only a claim that waits pays it.
+  if (watch) watch->start([this, cancel] { scheduler_.cancel(cancel); });
   co_return co_await scheduler_.wait_for_work(cmd.queue, cmd.job_types, cmd.wait_ms,
                                               std::move(attempt), std::move(cancel));
 }

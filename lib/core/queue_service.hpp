@@ -120,9 +120,10 @@ class QueueService {
   Events& events() { return events_; }
 
  private:
-  // Takes what is due now, or parks in the scheduler until something is or the wait ends.
+  // Takes what is due now, or parks in the scheduler until something is or the wait ends
+  // (watching the client, when there is one, while it is parked).
   awaitable<std::vector<Message>> take(const RequestContext& ctx, const ClaimCommand& cmd,
-                                       std::shared_ptr<ClaimCancel> cancel,
+                                       std::shared_ptr<ClaimCancel> cancel, ClientWatch* watch,
                                        std::vector<Result<Message>>& acked);
   // The store updates of acknowledgements. `resent` gets one flag per item, set when the item
   // repeated an ack already applied (nothing written, no event).

@@ -9,6 +9,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <soci/soci.h>
 
 #include "store/connection.hpp"
 #include "store/migrations.hpp"
@@ -103,6 +104,14 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node
   }
   auto first = std::make_unique<Connection>(co);
   apply_migrations(*first);
+  if (options_.target.backend == DatabaseTarget::Backend::sqlite) {
+    // SOCI's SQLite backend builds a function-local static type table the first time it
+    // describes a column. Build it here, before the store threads exist: ThreadSanitizer cannot
+    // see the guard's fast path inside the uninstrumented library and reported a reader using
+    // the table that the writer had built.
+    soci::row warm;
+    first->session() << "SELECT 1", soci::into(warm);
+  }
   SessionFactory sessions{[co] { return std::make_unique<Connection>(co); }, node_};
   bool sqlite = options_.target.backend == DatabaseTarget::Backend::sqlite;
   int writers = sqlite ? 1 : std::max(1, options_.pool_size / 2);

@@ -210,7 +210,7 @@ BOOST_AUTO_TEST_CASE(a_key_held_only_by_dead_messages_is_free_again) {
 BOOST_AUTO_TEST_CASE(concurrent_inserts_with_one_key_create_one_message_across_nodes) {
   // Declared before the two nodes, so they outlive the nodes' store threads, which post each
   // completion into them (ThreadSanitizer saw a thread's own io_context destroyed while a store
-  // thread was still signalling it).
+  // thread was still signalling it). The fixture's own node outlives the test.
   std::array<asio::io_context, 2> contexts;
   auto one = open_another();
   auto other = open_another();
@@ -315,14 +315,18 @@ BOOST_AUTO_TEST_CASE(claim_respects_retry_after_and_job_types) {
 
 BOOST_AUTO_TEST_CASE(two_nodes_claiming_at_once_never_share_a_message) {
   for (int i = 0; i < 300; ++i) insert("q", std::to_string(i), T);
+  // Two nodes of their own, declared after the contexts their store threads post into (see the
+  // test above); the fixture's node would outlive them.
+  std::array<asio::io_context, 4> contexts;
+  auto one = open_another();
   auto other = open_another();
   std::mutex mu;
   std::multiset<MessageId> seen;
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
-      asio::io_context local;
-      store::SqlStore& s = t % 2 == 0 ? *store : *other;
+      asio::io_context& local = contexts[static_cast<std::size_t>(t)];
+      store::SqlStore& s = t % 2 == 0 ? *one : *other;
       for (;;) {
         auto f = asio::co_spawn(local, s.messages_claim(claim_params("q", T, 3)), asio::use_future);
         local.restart();
@@ -337,6 +341,7 @@ BOOST_AUTO_TEST_CASE(two_nodes_claiming_at_once_never_share_a_message) {
   for (auto& t : threads) t.join();
   BOOST_TEST(seen.size() == 300u);
   BOOST_TEST(std::set<MessageId>(seen.begin(), seen.end()).size() == 300u);
+  one->close();
   other->close();
 }
 
@@ -461,13 +466,16 @@ BOOST_AUTO_TEST_CASE(two_nodes_reaping_at_once_reap_each_lease_once) {
   auto p = claim_params("q", T, 200);
   p.lease_expires_at = T + 1000;
   BOOST_REQUIRE_EQUAL(wait(store->messages_claim(p)).size(), 200u);
+  // Two nodes of their own, declared after the contexts their store threads post into.
+  std::array<asio::io_context, 2> contexts;
+  auto one = open_another();
   auto other = open_another();
   std::atomic<int> reaped{0};
   std::vector<std::thread> reapers;
   for (int node = 0; node < 2; ++node) {
     reapers.emplace_back([&, node] {
-      asio::io_context local;
-      store::SqlStore& s = node == 0 ? *store : *other;
+      asio::io_context& local = contexts[static_cast<std::size_t>(node)];
+      store::SqlStore& s = node == 0 ? *one : *other;
       for (;;) {
         store::ReapParams r;
         r.now = T + 1000;
@@ -496,6 +504,7 @@ BOOST_AUTO_TEST_CASE(two_nodes_reaping_at_once_reap_each_lease_once) {
       BOOST_TEST(to_string(m.status) == "pending");
     }
   }
+  one->close();
   other->close();
 }
 

@@ -227,6 +227,30 @@ BOOST_AUTO_TEST_CASE(a_cancelled_claim_leaves_no_waiter_and_takes_nothing) {
   });
 }
 
+BOOST_AUTO_TEST_CASE(the_client_is_watched_only_while_a_claim_waits) {
+  Harness h;
+  h.run([](Harness& h) -> asio::awaitable<void> {
+    struct CountingClient final : ClientWatch {
+      int started = 0;
+      void start(std::function<void()>) override { ++started; }
+      asio::awaitable<void> stop() override { co_return; }
+      bool gone() const override { return false; }
+    } client;
+    ClaimCommand cmd;
+    cmd.queue = "q";
+    cmd.wait_ms = 200;
+    RequestContext ctx = h.ctx();
+    ctx.client = &client;
+    // Work is there: the claim takes it at once and never watches (no read, no coroutine).
+    co_await h.enqueue("q");
+    BOOST_REQUIRE_EQUAL((co_await h.service->claim(ctx, cmd)).messages.size(), 1u);
+    BOOST_TEST(client.started == 0);
+    // Nothing is there: the claim waits, watching its client.
+    BOOST_TEST((co_await h.service->claim(ctx, cmd)).messages.empty());
+    BOOST_TEST(client.started == 1);
+  });
+}
+
 // What subscribers of the event stream see, in order: counts for enqueues and claims, and one
 // event per message that failed, went dead, was replayed, dismissed, or had its lease expire.
 struct Seen {
