@@ -2,7 +2,7 @@
 # Benchmarks dlqd with its own load generator (dlq-bench), a fresh dlqd per configuration:
 # SQLite FULL (the default), SQLite NORMAL and PostgreSQL. Prints one table and writes the same
 # figures as JSON to bench-results/latest.json. Every workload's final counts are verified.
-#   scripts/bench.sh            the default run (under 5 minutes)
+#   scripts/bench.sh            the default run (about 5 minutes)
 #   scripts/bench.sh --quick    smaller numbers, for a smoke test
 #   scripts/bench.sh --scale    1,000,000 pending messages: claim latency, restart, memory
 #   scripts/bench.sh --auth     dlqd CPU per request with an access token against none
