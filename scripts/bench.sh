@@ -91,24 +91,27 @@ JSON
   if [ -z "$port" ]; then echo "dlqd ($name) did not start:" >&2; cat "$work/$name.log" >&2; exit 1; fi
 }
 
-# metric NAME: the current value of a counter from dlqd's /metrics
-metric() {
-  curl -s "http://127.0.0.1:$port/metrics" | awk -v n="$1" '$1 == n { print $2 }'
-}
-
-# stages: the sums and counts of the write path's stage histograms, on one line
-stages() {
+# write_counters: from one scrape of dlqd's /metrics, on one line: commits, write operations, then
+# the sum and count of each stage of a write (wait for the group, statements, commit, handback)
+write_counters() {
   curl -s "http://127.0.0.1:$port/metrics" | awk '
-    $1 ~ /^dlq_store_(write_wait_seconds|statements_duration_seconds|commit_duration_seconds|handback_seconds)_(sum|count)$/ { v[$1] = $2 }
-    END { split("write_wait_seconds statements_duration_seconds commit_duration_seconds handback_seconds", n, " ")
-          for (i = 1; i <= 4; i++) printf "%s %s ", v["dlq_store_" n[i] "_sum"] + 0, v["dlq_store_" n[i] "_count"] + 0 }'
+    { v[$1] = $2 }
+    END { printf "%s %s", v["dlq_store_commits_total"] + 0, v["dlq_store_operations_total"] + 0
+          split("write_wait_seconds statements_duration_seconds commit_duration_seconds handback_seconds", n, " ")
+          for (i = 1; i <= 4; i++) printf " %s %s", v["dlq_store_" n[i] "_sum"] + 0, v["dlq_store_" n[i] "_count"] + 0 }'
 }
-# stage_means BEFORE AFTER: mean milliseconds per stage between two `stages` lines, as JSON fields
+# ops_per_commit BEFORE AFTER: write operations per commit between two write_counters lines
+ops_per_commit() {
+  awk -v a="$1" -v b="$2" 'BEGIN { split(a, x, " "); split(b, y, " "); c = y[1] - x[1]
+    if (c > 0) printf "%.2f", (y[2] - x[2]) / c; else print 0 }'
+}
+# stage_means BEFORE AFTER: mean milliseconds per stage between two write_counters lines, as JSON
+# fields
 stage_means() {
   awk -v a="$1" -v b="$2" 'BEGIN {
     split(a, x, " "); split(b, y, " "); split("wait_ms sql_ms commit_ms handback_ms", k, " ")
-    for (i = 1; i <= 4; i++) { c = y[2 * i] - x[2 * i]
-      printf ",\"%s\":%.3f", k[i], (c > 0 ? (y[2 * i - 1] - x[2 * i - 1]) * 1000 / c : 0) } }'
+    for (i = 1; i <= 4; i++) { c = y[2 * i + 2] - x[2 * i + 2]
+      printf ",\"%s\":%.3f", k[i], (c > 0 ? (y[2 * i + 1] - x[2 * i + 1]) * 1000 / c : 0) } }'
 }
 
 # run CONFIG WORKLOAD [dlq-bench args...]; also records the write operations per commit, dlqd's
@@ -117,18 +120,15 @@ stage_means() {
 run() {
   local config="$1" workload="$2"
   shift 2
-  local line commits0 ops0 commits1 ops1 per_commit ticks0 ticks1 count cpu stages0 stages1
-  commits0="$(metric dlq_store_commits_total)"; ops0="$(metric dlq_store_operations_total)"
-  stages0="$(stages)"
+  local line before after ticks0 ticks1 count cpu
+  before="$(write_counters)"
   ticks0="$(cpu_ticks "$pid")"
   line="$("$bench" "$workload" --port "$port" "$@")"
   ticks1="$(cpu_ticks "$pid")"
-  stages1="$(stages)"
-  commits1="$(metric dlq_store_commits_total)"; ops1="$(metric dlq_store_operations_total)"
-  per_commit="$(awk -v c=$((commits1 - commits0)) -v o=$((ops1 - ops0)) 'BEGIN { if (c > 0) printf "%.2f", o / c; else print 0 }')"
+  after="$(write_counters)"
   count="$(echo "$line" | grep -o '"count":[0-9]*' | cut -d: -f2)"
   cpu="$([ "${count:-0}" -gt 0 ] && cpu_us_per "$ticks0" "$ticks1" "$count" || echo 0)"
-  line="${line%\}},\"ops_per_commit\":$per_commit,\"cpu_us\":$cpu$(stage_means "$stages0" "$stages1")}"
+  line="${line%\}},\"ops_per_commit\":$(ops_per_commit "$before" "$after"),\"cpu_us\":$cpu$(stage_means "$before" "$after")}"
   echo "{\"config\":\"$config\",${line#\{}" >> "$results"
   echo "  $config $workload: $line" >&2
 }

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>

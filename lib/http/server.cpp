@@ -18,8 +18,7 @@ using asio::use_awaitable;
 
 struct Server::Impl {
   Impl(IoPool& pool, Api& api, const Config& config, std::atomic<bool>& shutting_down)
-      : pool(pool), ioc(pool.main()), config(config), state(api, config, shutting_down),
-        acceptor(ioc) {}
+      : pool(pool), config(config), state(api, config, shutting_down), acceptor(pool.main()) {}
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
@@ -30,7 +29,7 @@ struct Server::Impl {
         if (ec == asio::error::operation_aborted || !acceptor.is_open()) break;
         // Out of file descriptors and the like: pause instead of spinning.
         log::warn("accept failed", {{"error", ec.message()}});
-        asio::steady_timer pause(ioc, std::chrono::milliseconds(50));
+        asio::steady_timer pause(pool.main(), std::chrono::milliseconds(50));
         co_await pause.async_wait(asio::as_tuple(use_awaitable));
         continue;
       }
@@ -57,7 +56,6 @@ struct Server::Impl {
   }
 
   IoPool& pool;
-  asio::io_context& ioc;
   const Config& config;
   ServerState state;
   tcp::acceptor acceptor;
@@ -76,7 +74,7 @@ std::string Server::listen(const std::string& host_port) {
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  tcp::resolver resolver(impl_->ioc);
+  tcp::resolver resolver(impl_->pool.main());
   auto results = resolver.resolve(host, port, tcp::resolver::numeric_service);
   if (results.empty()) throw std::runtime_error("cannot resolve " + host);
   tcp::endpoint endpoint = results.begin()->endpoint();

@@ -270,18 +270,29 @@ std::string Metrics::exposition(const ScrapeInputs& in) {
       w.histogram("dlq_http_request_duration_seconds", {"route"}, {route}, h->snapshot());
     }
   }
-  w.family("dlq_store_commit_duration_seconds", "histogram",
-           "Time each write transaction's COMMIT took (its fsync included).");
-  w.histogram("dlq_store_commit_duration_seconds", {}, {}, in.writes.commit_seconds);
-  w.family("dlq_store_write_wait_seconds", "histogram",
-           "Time each write waited in the queue until its group began (the previous commit).");
-  w.histogram("dlq_store_write_wait_seconds", {}, {}, in.writes.wait_seconds);
-  w.family("dlq_store_statements_duration_seconds", "histogram",
-           "Time each write transaction's statements took, BEGIN until COMMIT was sent.");
-  w.histogram("dlq_store_statements_duration_seconds", {}, {}, in.writes.statements_seconds);
-  w.family("dlq_store_handback_seconds", "histogram",
-           "Time from each write's commit until its request resumed on its I/O thread.");
-  w.histogram("dlq_store_handback_seconds", {}, {}, in.writes.handback_seconds);
+  // The stages of a write (docs/architecture.md, "Threads"), one histogram each.
+  const struct {
+    const char* name;
+    const char* help;
+    const Histogram::Snapshot& seconds;
+  } stages[] = {
+      {"dlq_store_commit_duration_seconds",
+       "Time each write transaction's COMMIT took (its fsync included).",
+       in.writes.commit_seconds},
+      {"dlq_store_write_wait_seconds",
+       "Time each write waited in the queue until its group began (the previous commit).",
+       in.writes.wait_seconds},
+      {"dlq_store_statements_duration_seconds",
+       "Time each write transaction's statements took, BEGIN until COMMIT was sent.",
+       in.writes.statements_seconds},
+      {"dlq_store_handback_seconds",
+       "Time from each write's commit until its request resumed on its I/O thread.",
+       in.writes.handback_seconds},
+  };
+  for (const auto& stage : stages) {
+    w.family(stage.name, "histogram", stage.help);
+    w.histogram(stage.name, {}, {}, stage.seconds);
+  }
   w.family("dlq_store_operations_total", "counter",
            "Write operations applied; several share one commit (group commit).");
   w.sample("dlq_store_operations_total", {}, {}, static_cast<double>(in.writes.operations));

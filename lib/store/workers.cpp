@@ -67,7 +67,6 @@ void close_if_broken(Session& s) {
 }  // namespace
 
 void JobQueue::push(std::unique_ptr<StoreJob> job) {
-  job->queued_at = std::chrono::steady_clock::now();
   std::unique_lock lock(mu_);
   if (closed_) {
     lock.unlock();

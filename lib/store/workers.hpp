@@ -25,7 +25,7 @@ class Operations;
 class StoreJob {
  public:
   virtual ~StoreJob() = default;
-  std::chrono::steady_clock::time_point queued_at;  // set by JobQueue::push
+  std::chrono::steady_clock::time_point queued_at;  // set by Writer::submit
   // Does the job's database work. May run twice: if a neighbour in its group throws, the group
   // is rolled back and every job runs again in a transaction of its own.
   virtual void run(Operations& ops) = 0;
@@ -99,7 +99,10 @@ class Writer {
   Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::size_t max_batch,
          std::chrono::microseconds max_wait, int threads = 1);
   ~Writer();
-  void submit(std::unique_ptr<StoreJob> job) { threads_.submit(std::move(job)); }
+  void submit(std::unique_ptr<StoreJob> job) {
+    job->queued_at = std::chrono::steady_clock::now();  // for stats_.wait_seconds
+    threads_.submit(std::move(job));
+  }
   // Runs what is queued, then stops the threads. Later submissions fail at once.
   void stop() { threads_.stop(); }
   const WriterStats& stats() const { return stats_; }
