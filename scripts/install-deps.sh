@@ -9,14 +9,14 @@ set -euo pipefail
 if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
   packages=(
     libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
-    libsoci-postgresql4.0 libspdlog1.10 libfmt9 libpq5 libsqlite3-0 libssl3
+    libsoci-postgresql4.0 libspdlog1.10 libfmt9 libpq5 libsqlite3-0 libssl3 libtcmalloc-minimal4
   )
 else
   packages=(
     g++ cmake make ca-certificates
     libboost1.81-dev libboost-json1.81-dev libboost-test1.81-dev libboost-program-options1.81-dev
     libboost-url1.81-dev
-    libsoci-dev libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev libssl-dev
+    libsoci-dev libsqlite3-dev libpq-dev libspdlog-dev libfmt-dev libssl-dev libgoogle-perftools-dev
   )
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then

@@ -9,6 +9,7 @@
 #include <boost/json/object.hpp>
 
 #include "core/redaction.hpp"
+#include "model/json_text.hpp"
 #include "model/message.hpp"
 
 namespace dlq::http {
@@ -30,8 +31,6 @@ std::string message_text(const Message& m, const MessageView& view, const core::
 // `{"<key>": [m1, m2, ...], "count": n}` — lists and batch answers.
 std::string message_list_text(std::string_view key, const std::vector<Message>& messages,
                               const MessageView& view, const core::Redactor& redactor);
-// A JSON string literal, escaped as JSON requires; bytes above 0x7F pass through as they are.
-void append_json_string(std::string& out, std::string_view s);
 boost::json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor);
 boost::json::value time_json(const std::optional<TimeMs>& t);
 

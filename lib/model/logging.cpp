@@ -1,8 +1,8 @@
 // spdlog does the I/O, time stamps and levels; this file only shapes the line.
 #include "model/logging.hpp"
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
+#include "model/json_text.hpp"
+
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -20,8 +20,6 @@ spdlog::level::level_enum to_spdlog(Level l) {
   }
   return spdlog::level::info;
 }
-
-std::string quoted(std::string_view s) { return boost::json::serialize(boost::json::string(s)); }
 
 }  // namespace
 
@@ -44,17 +42,20 @@ bool enabled(Level level) { return spdlog::default_logger_raw()->should_log(to_s
 void write(Level level, std::string_view event, std::initializer_list<Field> fields) {
   auto* logger = spdlog::default_logger_raw();
   if (!logger->should_log(to_spdlog(level))) return;
+  // One buffer, escaped in place: the access log writes a line per request.
   std::string line;
+  line.reserve(256);
   if (g_format == Format::json) {
-    line = "\"event\":" + quoted(event);
+    line += "\"event\":";
+    append_json_string(line, event);
     for (const auto& [key, value] : fields) {
       line += ',';
-      line += quoted(key);
+      append_json_string(line, key);
       line += ':';
-      line += quoted(value);
+      append_json_string(line, value);
     }
   } else {
-    line = std::string(event);
+    line += event;
     for (const auto& [key, value] : fields) {
       line += ' ';
       line += key;

@@ -156,7 +156,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!parse_error && body.is_object()) {
     if (const auto* payload = body.as_object().if_contains("payload"); payload && payload->is_string()) {
       std::string quoted;
-      http::append_json_string(quoted, payload->as_string());
+      dlq::append_json_string(quoted, payload->as_string());
       must_parse(quoted);
     }
   }
