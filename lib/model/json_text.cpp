@@ -1,3 +1,4 @@
+// JSON string literals, escaped in one pass over the bytes.
 #include "model/json_text.hpp"
 
 namespace dlq {
@@ -28,6 +29,5 @@ void append_json_string(std::string& out, std::string_view s) {
   out.append(s.data() + run, s.size() - run);
   out += '"';
 }
-
 
 }  // namespace dlq

@@ -1,10 +1,10 @@
 // spdlog does the I/O, time stamps and levels; this file only shapes the line.
 #include "model/logging.hpp"
 
-#include "model/json_text.hpp"
-
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "model/json_text.hpp"
 
 namespace dlq::log {
 namespace {

@@ -42,10 +42,11 @@ class Job final : public StoreJob {
     // The tracked work travels with the handler and ends where it runs: a copy left on this
     // (store) thread could outlive the awaiting io_context.
     auto executor = asio::get_associated_executor(handler_);
-    auto done = handback_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    using Clock = std::chrono::steady_clock;
+    auto done = handback_ ? Clock::now() : Clock::time_point{};
     asio::post(executor, [handler = std::move(handler_), work = std::move(work_), error,
                           result = std::move(result_), handback = handback_, done]() mutable {
-      if (handback) handback->observe(std::chrono::steady_clock::now() - done);
+      if (handback) handback->observe(Clock::now() - done);
       std::move(handler)(error, std::move(result));
     });
   }
