@@ -12,6 +12,7 @@
 #include "model/error.hpp"
 #include "model/logging.hpp"
 #include "store/statement_watch.hpp"
+#include "store/wal_writes.hpp"
 
 namespace dlq::store {
 namespace {
@@ -25,6 +26,7 @@ soci::session open_session(const ConnectionOptions& o) {
     static const bool configured = [] {
       sqlite_api::sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
       sqlite_api::sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+      install_wal_write_gathering();  // after the configuration: it initializes SQLite
       return true;
     }();
     (void)configured;

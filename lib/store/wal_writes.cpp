@@ -1,0 +1,308 @@
+// A VFS that gathers SQLite's writes to the write-ahead log into one call per commit.
+//
+// Why it is safe (the order of SQLite's own steps, wal.c, sqlite3WalFrames): a transaction's
+// frames are written at the end of the log, each as a 24-byte header and then the page; the
+// commit frame's header carries the database size (non-zero); with synchronous=FULL the log is
+// then synced; only after that does SQLite publish the new frames in the shared WAL index, which
+// is all another connection looks at. So:
+// - every gathered byte is written before the sync that makes the commit durable (xSync flushes
+//   first), and before the commit is published (the commit frame's page flushes, whatever the
+//   synchronous setting);
+// - this connection never reads a byte it has not written yet (xRead, xFileSize, xTruncate and
+//   file controls flush first), and writes reach the file in the order SQLite made them (a write
+//   that does not continue the gathered bytes flushes them first);
+// - a failed write is reported where it happens (at the flush): the sync or commit fails, and
+//   SQLite rolls the transaction back as it does for a failed write.
+// A crash before the flush loses only frames of a transaction that had not committed.
+#include "store/wal_writes.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+
+namespace dlq::store {
+namespace {
+
+constexpr int kWalHeaderBytes = 32;
+constexpr int kFrameHeaderBytes = 24;
+// The most one call writes: SQLite's unix VFS writes at most 0x1ffff bytes per pwrite() (it
+// masks the size) and reports a longer write that way as a full disk. A larger transaction (a
+// big batch, a migration) is written in pieces of at most this size.
+constexpr sqlite3_int64 kMaxGathered = 0x1ffff;
+
+struct File {
+  sqlite3_file base;     // pMethods: ours
+  sqlite3_file* real;    // the wrapped VFS's file, in the same allocation, after this struct
+  bool wal;              // only the write-ahead log is gathered
+  bool commit_header;    // the last write was a commit frame's header: its page comes next
+  unsigned char* data;   // gathered bytes, for the file range [start, start + used)
+  sqlite3_int64 start;
+  sqlite3_int64 used;
+  sqlite3_int64 capacity;
+};
+static_assert(sizeof(File) % 8 == 0, "the wrapped file follows it, 8-byte aligned");
+
+std::atomic<unsigned long long> writes_asked{0};
+std::atomic<unsigned long long> writes_made{0};
+
+File* as_file(sqlite3_file* f) { return reinterpret_cast<File*>(f); }
+const sqlite3_io_methods* real_methods(File* f) { return f->real->pMethods; }
+sqlite3_vfs* wrapped(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
+
+int flush(File* f) {
+  if (f->used == 0) return SQLITE_OK;
+  writes_made.fetch_add(1, std::memory_order_relaxed);
+  int rc = real_methods(f)->xWrite(f->real, f->data, static_cast<int>(f->used), f->start);
+  f->used = 0;
+  return rc;
+}
+
+// Adds a write to the gathered bytes, flushing them first when it does not continue them.
+int gather(File* f, const void* buf, int amount, sqlite3_int64 offset) {
+  bool continues = f->used > 0 && offset == f->start + f->used;
+  if (!continues || f->used + amount > kMaxGathered) {
+    if (int rc = flush(f); rc != SQLITE_OK) return rc;
+    f->start = offset;
+  }
+  if (f->used + amount > f->capacity) {
+    sqlite3_int64 wanted = std::max<sqlite3_int64>(f->capacity * 2, 64 * 1024);
+    while (wanted < f->used + amount) wanted *= 2;
+    auto* grown = static_cast<unsigned char*>(sqlite3_realloc64(f->data, static_cast<sqlite3_uint64>(wanted)));
+    if (grown == nullptr) {  // no memory to gather in: write as SQLite asked
+      if (int rc = flush(f); rc != SQLITE_OK) return rc;
+      writes_made.fetch_add(1, std::memory_order_relaxed);
+      return real_methods(f)->xWrite(f->real, buf, amount, offset);
+    }
+    f->data = grown;
+    f->capacity = wanted;
+  }
+  std::memcpy(f->data + f->used, buf, static_cast<std::size_t>(amount));
+  f->used += amount;
+  return SQLITE_OK;
+}
+
+// A frame header's bytes 4..7: the database size in pages after a commit, 0 in other frames.
+bool is_commit_header(const void* buf, int amount, sqlite3_int64 offset) {
+  if (amount != kFrameHeaderBytes || offset < kWalHeaderBytes) return false;
+  const auto* b = static_cast<const unsigned char*>(buf);
+  return (b[4] | b[5] | b[6] | b[7]) != 0;
+}
+
+int file_write(sqlite3_file* file, const void* buf, int amount, sqlite3_int64 offset) {
+  File* f = as_file(file);
+  if (!f->wal) return real_methods(f)->xWrite(f->real, buf, amount, offset);
+  writes_asked.fetch_add(1, std::memory_order_relaxed);
+  bool completes_commit = f->commit_header;
+  f->commit_header = is_commit_header(buf, amount, offset);
+  int rc = gather(f, buf, amount, offset);
+  if (rc == SQLITE_OK && completes_commit) rc = flush(f);
+  return rc;
+}
+
+int file_close(sqlite3_file* file) {
+  File* f = as_file(file);
+  int flushed = flush(f);
+  sqlite3_free(f->data);
+  f->data = nullptr;
+  f->capacity = 0;
+  int rc = real_methods(f)->xClose(f->real);
+  return flushed != SQLITE_OK ? flushed : rc;
+}
+
+int file_read(sqlite3_file* file, void* buf, int amount, sqlite3_int64 offset) {
+  File* f = as_file(file);
+  if (int rc = flush(f); rc != SQLITE_OK) return rc;
+  return real_methods(f)->xRead(f->real, buf, amount, offset);
+}
+
+int file_truncate(sqlite3_file* file, sqlite3_int64 size) {
+  File* f = as_file(file);
+  if (int rc = flush(f); rc != SQLITE_OK) return rc;
+  return real_methods(f)->xTruncate(f->real, size);
+}
+
+int file_sync(sqlite3_file* file, int flags) {
+  File* f = as_file(file);
+  if (int rc = flush(f); rc != SQLITE_OK) return rc;
+  return real_methods(f)->xSync(f->real, flags);
+}
+
+int file_size(sqlite3_file* file, sqlite3_int64* size) {
+  File* f = as_file(file);
+  if (int rc = flush(f); rc != SQLITE_OK) return rc;
+  return real_methods(f)->xFileSize(f->real, size);
+}
+
+int file_control(sqlite3_file* file, int op, void* arg) {
+  File* f = as_file(file);
+  if (int rc = flush(f); rc != SQLITE_OK) return rc;
+  return real_methods(f)->xFileControl(f->real, op, arg);
+}
+
+// The rest pass straight through.
+int file_lock(sqlite3_file* file, int level) {
+  File* f = as_file(file);
+  return real_methods(f)->xLock(f->real, level);
+}
+int file_unlock(sqlite3_file* file, int level) {
+  File* f = as_file(file);
+  return real_methods(f)->xUnlock(f->real, level);
+}
+int file_check_reserved(sqlite3_file* file, int* out) {
+  File* f = as_file(file);
+  return real_methods(f)->xCheckReservedLock(f->real, out);
+}
+int file_sector_size(sqlite3_file* file) {
+  File* f = as_file(file);
+  return real_methods(f)->xSectorSize(f->real);
+}
+int file_device_characteristics(sqlite3_file* file) {
+  File* f = as_file(file);
+  return real_methods(f)->xDeviceCharacteristics(f->real);
+}
+int file_shm_map(sqlite3_file* file, int page, int page_size, int extend, void volatile** out) {
+  File* f = as_file(file);
+  return real_methods(f)->xShmMap(f->real, page, page_size, extend, out);
+}
+int file_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
+  File* f = as_file(file);
+  return real_methods(f)->xShmLock(f->real, offset, n, flags);
+}
+void file_shm_barrier(sqlite3_file* file) {
+  File* f = as_file(file);
+  real_methods(f)->xShmBarrier(f->real);
+}
+int file_shm_unmap(sqlite3_file* file, int delete_flag) {
+  File* f = as_file(file);
+  return real_methods(f)->xShmUnmap(f->real, delete_flag);
+}
+int file_fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
+  File* f = as_file(file);
+  if (int rc = flush(f); rc != SQLITE_OK) return rc;
+  return real_methods(f)->xFetch(f->real, offset, amount, out);
+}
+int file_unfetch(sqlite3_file* file, sqlite3_int64 offset, void* p) {
+  File* f = as_file(file);
+  return real_methods(f)->xUnfetch(f->real, offset, p);
+}
+
+// One table per io_methods version, so that a file never offers a method its wrapped file lacks.
+sqlite3_io_methods make_methods(int version) {
+  sqlite3_io_methods m{};
+  m.iVersion = version;
+  m.xClose = file_close;
+  m.xRead = file_read;
+  m.xWrite = file_write;
+  m.xTruncate = file_truncate;
+  m.xSync = file_sync;
+  m.xFileSize = file_size;
+  m.xLock = file_lock;
+  m.xUnlock = file_unlock;
+  m.xCheckReservedLock = file_check_reserved;
+  m.xFileControl = file_control;
+  m.xSectorSize = file_sector_size;
+  m.xDeviceCharacteristics = file_device_characteristics;
+  if (version >= 2) {
+    m.xShmMap = file_shm_map;
+    m.xShmLock = file_shm_lock;
+    m.xShmBarrier = file_shm_barrier;
+    m.xShmUnmap = file_shm_unmap;
+  }
+  if (version >= 3) {
+    m.xFetch = file_fetch;
+    m.xUnfetch = file_unfetch;
+  }
+  return m;
+}
+
+const sqlite3_io_methods kMethods[3] = {make_methods(1), make_methods(2), make_methods(3)};
+
+int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
+             int* out_flags) {
+  File* f = as_file(file);
+  f->base.pMethods = nullptr;
+  f->real = reinterpret_cast<sqlite3_file*>(f + 1);
+  f->real->pMethods = nullptr;
+  f->wal = (flags & SQLITE_OPEN_WAL) != 0;
+  f->commit_header = false;
+  f->data = nullptr;
+  f->start = f->used = f->capacity = 0;
+  int rc = wrapped(vfs)->xOpen(wrapped(vfs), name, f->real, flags, out_flags);
+  // SQLite calls xClose after a failed open only when pMethods is set; the wrapped file decides.
+  if (f->real->pMethods != nullptr) {
+    int version = std::clamp(f->real->pMethods->iVersion, 1, 3);
+    f->base.pMethods = &kMethods[version - 1];
+  }
+  return rc;
+}
+
+}  // namespace
+
+void install_wal_write_gathering() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
+    if (base == nullptr) throw std::runtime_error("SQLite has no default VFS");
+    static sqlite3_vfs vfs{};
+    vfs.iVersion = std::min(base->iVersion, 3);
+    vfs.szOsFile = static_cast<int>(sizeof(File)) + base->szOsFile;
+    vfs.mxPathname = base->mxPathname;
+    vfs.zName = "dlq-gathered-wal";
+    vfs.pAppData = base;
+    vfs.xOpen = vfs_open;
+    vfs.xDelete = [](sqlite3_vfs* v, const char* name, int sync_dir) {
+      return wrapped(v)->xDelete(wrapped(v), name, sync_dir);
+    };
+    vfs.xAccess = [](sqlite3_vfs* v, const char* name, int flags, int* out) {
+      return wrapped(v)->xAccess(wrapped(v), name, flags, out);
+    };
+    vfs.xFullPathname = [](sqlite3_vfs* v, const char* name, int n, char* out) {
+      return wrapped(v)->xFullPathname(wrapped(v), name, n, out);
+    };
+    vfs.xDlOpen = [](sqlite3_vfs* v, const char* name) { return wrapped(v)->xDlOpen(wrapped(v), name); };
+    vfs.xDlError = [](sqlite3_vfs* v, int n, char* out) { wrapped(v)->xDlError(wrapped(v), n, out); };
+    vfs.xDlSym = [](sqlite3_vfs* v, void* handle, const char* symbol) {
+      return wrapped(v)->xDlSym(wrapped(v), handle, symbol);
+    };
+    vfs.xDlClose = [](sqlite3_vfs* v, void* handle) { wrapped(v)->xDlClose(wrapped(v), handle); };
+    vfs.xRandomness = [](sqlite3_vfs* v, int n, char* out) {
+      return wrapped(v)->xRandomness(wrapped(v), n, out);
+    };
+    vfs.xSleep = [](sqlite3_vfs* v, int micros) { return wrapped(v)->xSleep(wrapped(v), micros); };
+    vfs.xCurrentTime = [](sqlite3_vfs* v, double* out) {
+      return wrapped(v)->xCurrentTime(wrapped(v), out);
+    };
+    vfs.xGetLastError = [](sqlite3_vfs* v, int n, char* out) {
+      return wrapped(v)->xGetLastError(wrapped(v), n, out);
+    };
+    if (vfs.iVersion >= 2) {
+      vfs.xCurrentTimeInt64 = [](sqlite3_vfs* v, sqlite3_int64* out) {
+        return wrapped(v)->xCurrentTimeInt64(wrapped(v), out);
+      };
+    }
+    if (vfs.iVersion >= 3) {
+      vfs.xSetSystemCall = [](sqlite3_vfs* v, const char* name, sqlite3_syscall_ptr call) {
+        return wrapped(v)->xSetSystemCall(wrapped(v), name, call);
+      };
+      vfs.xGetSystemCall = [](sqlite3_vfs* v, const char* name) {
+        return wrapped(v)->xGetSystemCall(wrapped(v), name);
+      };
+      vfs.xNextSystemCall = [](sqlite3_vfs* v, const char* name) {
+        return wrapped(v)->xNextSystemCall(wrapped(v), name);
+      };
+    }
+    if (sqlite3_vfs_register(&vfs, 1) != SQLITE_OK) {
+      throw std::runtime_error("registering the WAL-gathering SQLite VFS failed");
+    }
+  });
+}
+
+WalWriteCounts wal_write_counts() {
+  return {writes_asked.load(std::memory_order_relaxed), writes_made.load(std::memory_order_relaxed)};
+}
+
+}  // namespace dlq::store
