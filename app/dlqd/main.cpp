@@ -202,6 +202,7 @@ int run(const Options& options) {
 
   std::string bound = server.listen(config.listen);
   if (!server.bound_to_loopback() && config.auth.tokens.empty() && !config.auth.allow_anonymous) {
+    dlq::log::flush();  // the lines logged so far come first
     std::cerr << "dlqd: refusing to listen on " << bound
               << " without access tokens: anyone who can reach it could read and replay every "
                  "message. Configure auth.tokens, listen on a loopback address, or set "
@@ -275,6 +276,7 @@ int main(int argc, char** argv) {
     std::cerr << "dlqd: invalid configuration:\n" << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
+    dlq::log::flush();  // the lines logged so far come first
     std::cerr << "dlqd: " << e.what() << "\n";
     return 1;
   }

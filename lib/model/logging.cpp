@@ -1,7 +1,14 @@
 // spdlog does the I/O, time stamps and levels; this file only shapes the line.
 #include "model/logging.hpp"
 
-#include <spdlog/sinks/stdout_sinks.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <thread>
+
+#include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "model/json_text.hpp"
@@ -21,11 +28,81 @@ spdlog::level::level_enum to_spdlog(Level l) {
   return spdlog::level::info;
 }
 
+// Standard error, gathered. spdlog's stderr sink makes a write() per line, and the access log
+// writes a line per request: about a quarter of dlqd's CPU per /healthz request went there
+// (docs/performance.md). Here lines wait in memory and go out together: at once with the first
+// warning or error (after every line before it), when 64 KiB wait, otherwise at most 50 ms after
+// the first waiting line; and when the logger goes away (exit). A kill -9 can lose those 50 ms.
+class GatheredStderr final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  GatheredStderr() : flusher_([this] { run(); }) {}
+
+  ~GatheredStderr() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    flusher_.join();
+    std::lock_guard lock(mutex_);
+    write_pending();
+  }
+
+  GatheredStderr(const GatheredStderr&) = delete;
+  GatheredStderr& operator=(const GatheredStderr&) = delete;
+
+ protected:
+  // Both run with the sink's mutex held (base_sink).
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    bool was_empty = pending_.empty();
+    spdlog::memory_buf_t line;
+    formatter_->format(msg, line);
+    pending_.append(line.data(), line.size());
+    if (pending_.size() >= kMaxPending) {
+      write_pending();
+    } else if (was_empty) {
+      wake_.notify_one();
+    }
+  }
+
+  void flush_() override { write_pending(); }
+
+ private:
+  static constexpr std::size_t kMaxPending = 64 * 1024;
+  static constexpr std::chrono::milliseconds kMaxDelay{50};
+
+  void run() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+      wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      // Let more lines join for a moment (a warning or a full buffer writes them sooner).
+      wake_.wait_for(lock, kMaxDelay, [this] { return stopping_; });
+      write_pending();
+    }
+  }
+
+  void write_pending() {
+    std::size_t done = 0;
+    while (done < pending_.size()) {
+      ssize_t n = ::write(STDERR_FILENO, pending_.data() + done, pending_.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // nowhere to write: the lines are dropped, as a failed fwrite would
+      done += static_cast<std::size_t>(n);
+    }
+    pending_.clear();
+  }
+
+  std::string pending_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::thread flusher_;  // last: it starts once the members it uses exist
+};
+
 }  // namespace
 
 void setup(Level level, Format format) {
   g_format = format;
-  auto logger = spdlog::stderr_logger_mt("dlq");
+  auto logger = std::make_shared<spdlog::logger>("dlq", std::make_shared<GatheredStderr>());
   logger->set_level(to_spdlog(level));
   if (format == Format::json) {
     logger->set_pattern(R"({"ts":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l",%v})",
@@ -33,9 +110,11 @@ void setup(Level level, Format format) {
   } else {
     logger->set_pattern("%Y-%m-%dT%H:%M:%S.%eZ %-5l %v", spdlog::pattern_time_type::utc);
   }
-  logger->flush_on(spdlog::level::trace);
+  logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);
 }
+
+void flush() { spdlog::default_logger_raw()->flush(); }
 
 bool enabled(Level level) { return spdlog::default_logger_raw()->should_log(to_spdlog(level)); }
 

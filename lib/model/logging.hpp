@@ -17,6 +17,9 @@ using Field = std::pair<std::string_view, std::string>;
 void setup(Level level, Format format);
 bool enabled(Level level);
 void write(Level level, std::string_view event, std::initializer_list<Field> fields = {});
+// Writes out the lines that wait (the sink gathers them for up to 50 ms; warnings and errors go
+// out at once): before anything else writes to stderr, such as a fatal error on exit.
+void flush();
 
 inline void debug(std::string_view event, std::initializer_list<Field> fields = {}) {
   if (enabled(Level::debug)) write(Level::debug, event, fields);
