@@ -9,7 +9,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -20,13 +19,6 @@ extern char** environ;
 
 namespace dlq::test {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string make_dir() {
   std::string pattern = (std::filesystem::temp_directory_path() / "dlqd-XXXXXX").string();

@@ -1,7 +1,9 @@
 #include "support/temp_dir.hpp"
 
 #include <atomic>
+#include <fstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include <cstdlib>
@@ -17,6 +19,13 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
 std::string unique_name(const std::string& prefix) {

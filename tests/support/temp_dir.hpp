@@ -1,4 +1,5 @@
-// A fresh directory under /tmp, removed with everything in it when the object goes away.
+// A fresh directory under /tmp, removed with everything in it when the object goes away; and
+// small helpers for the files tests write and read.
 #pragma once
 
 #include <filesystem>
@@ -18,6 +19,9 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A file's whole content ("" when it cannot be read).
+std::string read_file(const std::string& path);
 
 // A name unique in this run: prefix plus a counter and random digits.
 std::string unique_name(const std::string& prefix);
