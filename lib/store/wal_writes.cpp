@@ -113,113 +113,66 @@ int file_close(sqlite3_file* file) {
   return flushed != SQLITE_OK ? flushed : rc;
 }
 
-int file_read(sqlite3_file* file, void* buf, int amount, sqlite3_int64 offset) {
-  File* f = as_file(file);
-  if (int rc = flush(f); rc != SQLITE_OK) return rc;
-  return real_methods(f)->xRead(f->real, buf, amount, offset);
-}
+// Every other method calls the wrapped file's: `pass` straight through, `after_flush` once the
+// gathered bytes are written (whatever looks at the file: read, sync, size, truncate, control,
+// fetch).
+template <auto Method>
+struct Forward;
 
-int file_truncate(sqlite3_file* file, sqlite3_int64 size) {
-  File* f = as_file(file);
-  if (int rc = flush(f); rc != SQLITE_OK) return rc;
-  return real_methods(f)->xTruncate(f->real, size);
-}
-
-int file_sync(sqlite3_file* file, int flags) {
-  File* f = as_file(file);
-  if (int rc = flush(f); rc != SQLITE_OK) return rc;
-  return real_methods(f)->xSync(f->real, flags);
-}
-
-int file_size(sqlite3_file* file, sqlite3_int64* size) {
-  File* f = as_file(file);
-  if (int rc = flush(f); rc != SQLITE_OK) return rc;
-  return real_methods(f)->xFileSize(f->real, size);
-}
-
-int file_control(sqlite3_file* file, int op, void* arg) {
-  File* f = as_file(file);
-  if (int rc = flush(f); rc != SQLITE_OK) return rc;
-  return real_methods(f)->xFileControl(f->real, op, arg);
-}
-
-// The rest pass straight through.
-int file_lock(sqlite3_file* file, int level) {
-  File* f = as_file(file);
-  return real_methods(f)->xLock(f->real, level);
-}
-int file_unlock(sqlite3_file* file, int level) {
-  File* f = as_file(file);
-  return real_methods(f)->xUnlock(f->real, level);
-}
-int file_check_reserved(sqlite3_file* file, int* out) {
-  File* f = as_file(file);
-  return real_methods(f)->xCheckReservedLock(f->real, out);
-}
-int file_sector_size(sqlite3_file* file) {
-  File* f = as_file(file);
-  return real_methods(f)->xSectorSize(f->real);
-}
-int file_device_characteristics(sqlite3_file* file) {
-  File* f = as_file(file);
-  return real_methods(f)->xDeviceCharacteristics(f->real);
-}
-int file_shm_map(sqlite3_file* file, int page, int page_size, int extend, void volatile** out) {
-  File* f = as_file(file);
-  return real_methods(f)->xShmMap(f->real, page, page_size, extend, out);
-}
-int file_shm_lock(sqlite3_file* file, int offset, int n, int flags) {
-  File* f = as_file(file);
-  return real_methods(f)->xShmLock(f->real, offset, n, flags);
-}
-void file_shm_barrier(sqlite3_file* file) {
-  File* f = as_file(file);
-  real_methods(f)->xShmBarrier(f->real);
-}
-int file_shm_unmap(sqlite3_file* file, int delete_flag) {
-  File* f = as_file(file);
-  return real_methods(f)->xShmUnmap(f->real, delete_flag);
-}
-int file_fetch(sqlite3_file* file, sqlite3_int64 offset, int amount, void** out) {
-  File* f = as_file(file);
-  if (int rc = flush(f); rc != SQLITE_OK) return rc;
-  return real_methods(f)->xFetch(f->real, offset, amount, out);
-}
-int file_unfetch(sqlite3_file* file, sqlite3_int64 offset, void* p) {
-  File* f = as_file(file);
-  return real_methods(f)->xUnfetch(f->real, offset, p);
-}
+template <class R, class... Args, R (*sqlite3_io_methods::*Method)(sqlite3_file*, Args...)>
+struct Forward<Method> {
+  static R pass(sqlite3_file* file, Args... args) {
+    File* f = as_file(file);
+    return (real_methods(f)->*Method)(f->real, args...);
+  }
+  static R after_flush(sqlite3_file* file, Args... args) {
+    if (int rc = flush(as_file(file)); rc != SQLITE_OK) return rc;
+    return pass(file, args...);
+  }
+};
 
 // One table per io_methods version, so that a file never offers a method its wrapped file lacks.
 sqlite3_io_methods make_methods(int version) {
-  sqlite3_io_methods m{};
+  using M = sqlite3_io_methods;
+  M m{};
   m.iVersion = version;
   m.xClose = file_close;
-  m.xRead = file_read;
+  m.xRead = Forward<&M::xRead>::after_flush;
   m.xWrite = file_write;
-  m.xTruncate = file_truncate;
-  m.xSync = file_sync;
-  m.xFileSize = file_size;
-  m.xLock = file_lock;
-  m.xUnlock = file_unlock;
-  m.xCheckReservedLock = file_check_reserved;
-  m.xFileControl = file_control;
-  m.xSectorSize = file_sector_size;
-  m.xDeviceCharacteristics = file_device_characteristics;
+  m.xTruncate = Forward<&M::xTruncate>::after_flush;
+  m.xSync = Forward<&M::xSync>::after_flush;
+  m.xFileSize = Forward<&M::xFileSize>::after_flush;
+  m.xLock = Forward<&M::xLock>::pass;
+  m.xUnlock = Forward<&M::xUnlock>::pass;
+  m.xCheckReservedLock = Forward<&M::xCheckReservedLock>::pass;
+  m.xFileControl = Forward<&M::xFileControl>::after_flush;
+  m.xSectorSize = Forward<&M::xSectorSize>::pass;
+  m.xDeviceCharacteristics = Forward<&M::xDeviceCharacteristics>::pass;
   if (version >= 2) {
-    m.xShmMap = file_shm_map;
-    m.xShmLock = file_shm_lock;
-    m.xShmBarrier = file_shm_barrier;
-    m.xShmUnmap = file_shm_unmap;
+    m.xShmMap = Forward<&M::xShmMap>::pass;
+    m.xShmLock = Forward<&M::xShmLock>::pass;
+    m.xShmBarrier = Forward<&M::xShmBarrier>::pass;
+    m.xShmUnmap = Forward<&M::xShmUnmap>::pass;
   }
   if (version >= 3) {
-    m.xFetch = file_fetch;
-    m.xUnfetch = file_unfetch;
+    m.xFetch = Forward<&M::xFetch>::after_flush;
+    m.xUnfetch = Forward<&M::xUnfetch>::pass;
   }
   return m;
 }
 
 const sqlite3_io_methods kMethods[3] = {make_methods(1), make_methods(2), make_methods(3)};
+
+// The VFS's other methods are the wrapped VFS's.
+template <auto Method>
+struct ToWrapped;
+
+template <class R, class... Args, R (*sqlite3_vfs::*Method)(sqlite3_vfs*, Args...)>
+struct ToWrapped<Method> {
+  static R call(sqlite3_vfs* vfs, Args... args) {
+    return (wrapped(vfs)->*Method)(wrapped(vfs), args...);
+  }
+};
 
 int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
              int* out_flags) {
@@ -254,46 +207,23 @@ void install_wal_write_gathering() {
     vfs.zName = "dlq-gathered-wal";
     vfs.pAppData = base;
     vfs.xOpen = vfs_open;
-    vfs.xDelete = [](sqlite3_vfs* v, const char* name, int sync_dir) {
-      return wrapped(v)->xDelete(wrapped(v), name, sync_dir);
-    };
-    vfs.xAccess = [](sqlite3_vfs* v, const char* name, int flags, int* out) {
-      return wrapped(v)->xAccess(wrapped(v), name, flags, out);
-    };
-    vfs.xFullPathname = [](sqlite3_vfs* v, const char* name, int n, char* out) {
-      return wrapped(v)->xFullPathname(wrapped(v), name, n, out);
-    };
-    vfs.xDlOpen = [](sqlite3_vfs* v, const char* name) { return wrapped(v)->xDlOpen(wrapped(v), name); };
-    vfs.xDlError = [](sqlite3_vfs* v, int n, char* out) { wrapped(v)->xDlError(wrapped(v), n, out); };
-    vfs.xDlSym = [](sqlite3_vfs* v, void* handle, const char* symbol) {
-      return wrapped(v)->xDlSym(wrapped(v), handle, symbol);
-    };
-    vfs.xDlClose = [](sqlite3_vfs* v, void* handle) { wrapped(v)->xDlClose(wrapped(v), handle); };
-    vfs.xRandomness = [](sqlite3_vfs* v, int n, char* out) {
-      return wrapped(v)->xRandomness(wrapped(v), n, out);
-    };
-    vfs.xSleep = [](sqlite3_vfs* v, int micros) { return wrapped(v)->xSleep(wrapped(v), micros); };
-    vfs.xCurrentTime = [](sqlite3_vfs* v, double* out) {
-      return wrapped(v)->xCurrentTime(wrapped(v), out);
-    };
-    vfs.xGetLastError = [](sqlite3_vfs* v, int n, char* out) {
-      return wrapped(v)->xGetLastError(wrapped(v), n, out);
-    };
-    if (vfs.iVersion >= 2) {
-      vfs.xCurrentTimeInt64 = [](sqlite3_vfs* v, sqlite3_int64* out) {
-        return wrapped(v)->xCurrentTimeInt64(wrapped(v), out);
-      };
-    }
+    using V = sqlite3_vfs;
+    vfs.xDelete = ToWrapped<&V::xDelete>::call;
+    vfs.xAccess = ToWrapped<&V::xAccess>::call;
+    vfs.xFullPathname = ToWrapped<&V::xFullPathname>::call;
+    vfs.xDlOpen = ToWrapped<&V::xDlOpen>::call;
+    vfs.xDlError = ToWrapped<&V::xDlError>::call;
+    vfs.xDlSym = ToWrapped<&V::xDlSym>::call;
+    vfs.xDlClose = ToWrapped<&V::xDlClose>::call;
+    vfs.xRandomness = ToWrapped<&V::xRandomness>::call;
+    vfs.xSleep = ToWrapped<&V::xSleep>::call;
+    vfs.xCurrentTime = ToWrapped<&V::xCurrentTime>::call;
+    vfs.xGetLastError = ToWrapped<&V::xGetLastError>::call;
+    if (vfs.iVersion >= 2) vfs.xCurrentTimeInt64 = ToWrapped<&V::xCurrentTimeInt64>::call;
     if (vfs.iVersion >= 3) {
-      vfs.xSetSystemCall = [](sqlite3_vfs* v, const char* name, sqlite3_syscall_ptr call) {
-        return wrapped(v)->xSetSystemCall(wrapped(v), name, call);
-      };
-      vfs.xGetSystemCall = [](sqlite3_vfs* v, const char* name) {
-        return wrapped(v)->xGetSystemCall(wrapped(v), name);
-      };
-      vfs.xNextSystemCall = [](sqlite3_vfs* v, const char* name) {
-        return wrapped(v)->xNextSystemCall(wrapped(v), name);
-      };
+      vfs.xSetSystemCall = ToWrapped<&V::xSetSystemCall>::call;
+      vfs.xGetSystemCall = ToWrapped<&V::xGetSystemCall>::call;
+      vfs.xNextSystemCall = ToWrapped<&V::xNextSystemCall>::call;
     }
     if (sqlite3_vfs_register(&vfs, 1) != SQLITE_OK) {
       throw std::runtime_error("registering the WAL-gathering SQLite VFS failed");
