@@ -54,10 +54,8 @@ class GatheredStderr final : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   // Both run with the sink's mutex held (base_sink).
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    bool was_empty = pending_.empty();
-    spdlog::memory_buf_t line;
-    formatter_->format(msg, line);
-    pending_.append(line.data(), line.size());
+    bool was_empty = pending_.size() == 0;
+    formatter_->format(msg, pending_);  // appends the line
     if (pending_.size() >= kMaxPending) {
       write_pending();
     } else if (was_empty) {
@@ -74,7 +72,7 @@ class GatheredStderr final : public spdlog::sinks::base_sink<std::mutex> {
   void run() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-      wake_.wait(lock, [this] { return stopping_ || !pending_.empty(); });
+      wake_.wait(lock, [this] { return stopping_ || pending_.size() > 0; });
       // Let more lines join for a moment (a warning or a full buffer writes them sooner).
       wake_.wait_for(lock, kMaxDelay, [this] { return stopping_; });
       write_pending();
@@ -92,7 +90,7 @@ class GatheredStderr final : public spdlog::sinks::base_sink<std::mutex> {
     pending_.clear();
   }
 
-  std::string pending_;
+  spdlog::memory_buf_t pending_;
   std::condition_variable wake_;
   bool stopping_ = false;
   std::thread flusher_;  // last: it starts once the members it uses exist
