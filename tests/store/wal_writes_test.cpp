@@ -4,50 +4,38 @@
 // writes of a commit reach the file in one call. SQLite only: the VFS is SQLite's.
 #include <boost/test/unit_test.hpp>
 
-#include <sqlite3.h>
-
 #include <string>
 
+#include "config/database_url.hpp"
+#include "store/connection.hpp"
 #include "store/wal_writes.hpp"
 #include "support/temp_dir.hpp"
 
 namespace dlq::test {
 namespace {
 
+// A connection as the store opens one (WAL, synchronous=FULL, the gathering VFS installed).
 class Db {
  public:
-  explicit Db(const std::string& path) {
-    store::install_wal_write_gathering();
-    BOOST_REQUIRE_EQUAL(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
-    sqlite3_busy_timeout(db_, 10000);
-  }
-  ~Db() { sqlite3_close(db_); }
-  Db(const Db&) = delete;
-  Db& operator=(const Db&) = delete;
+  explicit Db(const std::string& path) : c_(options(path)) {}
 
-  void exec(const std::string& sql) {
-    char* error = nullptr;
-    int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
-    std::string message = error ? error : "";
-    sqlite3_free(error);
-    BOOST_REQUIRE_MESSAGE(rc == SQLITE_OK, sql << ": " << message);
-  }
+  void exec(const std::string& sql) { c_.execute(sql); }
 
   // The first column of the first row, as text.
   std::string value(const std::string& sql) {
-    sqlite3_stmt* st = nullptr;
-    BOOST_REQUIRE_EQUAL(sqlite3_prepare_v2(db_, sql.c_str(), -1, &st, nullptr), SQLITE_OK);
     std::string out;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-      const unsigned char* text = sqlite3_column_text(st, 0);
-      out = text ? reinterpret_cast<const char*>(text) : "";
-    }
-    sqlite3_finalize(st);
+    c_.session() << sql, soci::into(out);
     return out;
   }
 
  private:
-  sqlite3* db_ = nullptr;
+  static store::ConnectionOptions options(const std::string& path) {
+    store::ConnectionOptions o;
+    o.target = parse_database_url("sqlite:" + path);
+    return o;
+  }
+
+  store::Connection c_;
 };
 
 // Rows of ~1 KiB each: a handful of rows fill a page.
@@ -66,7 +54,6 @@ BOOST_AUTO_TEST_CASE(another_connection_sees_each_commit_in_full_and_normal_mode
     BOOST_TEST_CONTEXT("synchronous=" << sync) {
       TempDir dir;
       Db writer(dir.file("w.db"));
-      writer.exec("PRAGMA journal_mode=WAL");
       writer.exec("PRAGMA synchronous=" + sync);
       writer.exec("CREATE TABLE t (n INTEGER, pad TEXT)");
       Db reader(dir.file("w.db"));
@@ -85,7 +72,6 @@ BOOST_AUTO_TEST_CASE(a_transaction_larger_than_the_cache_reads_back_what_it_spil
   TempDir dir;
   {
     Db writer(dir.file("big.db"));
-    writer.exec("PRAGMA journal_mode=WAL");
     writer.exec("PRAGMA synchronous=FULL");
     writer.exec("PRAGMA cache_size=8");  // pages: the transaction spills frames to the log
     writer.exec("CREATE TABLE t (n INTEGER, pad TEXT)");
@@ -105,7 +91,6 @@ BOOST_AUTO_TEST_CASE(a_transaction_larger_than_the_cache_reads_back_what_it_spil
 BOOST_AUTO_TEST_CASE(a_commit_reaches_the_log_in_one_write) {
   TempDir dir;
   Db writer(dir.file("one.db"));
-  writer.exec("PRAGMA journal_mode=WAL");
   writer.exec("PRAGMA synchronous=FULL");
   writer.exec("CREATE TABLE t (n INTEGER, pad TEXT)");
   writer.exec(insert_rows(0, 1));
