@@ -2,14 +2,17 @@
 // chunked transfer coding (HTTP/1.0: until the connection closes), every write on a deadline.
 #include "http/wire.hpp"
 
+#include <array>
 #include <random>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/string.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/serializer.hpp>
+#include <boost/beast/http/status.hpp>
 #include <boost/beast/http/write.hpp>
 
 #include "model/logging.hpp"
@@ -46,27 +49,19 @@ void set_headers(bhttp::response<Body>& res, const Response& r, const AnswerOpti
   res.keep_alive(o.keep_alive && !r.close);
 }
 
-template <class Message>
-asio::awaitable<bool> write_message(beast::tcp_stream& stream, Message& message,
-                                    const AnswerOptions& o) {
-  stream.expires_after(o.write_timeout);
-  auto [ec, n] = co_await bhttp::async_write(stream, message, asio::as_tuple(use_awaitable));
-  co_return !ec;
-}
+// A status without a body (RFC 9110 sections 6.4.1, 15.3.5, 15.4.5): no Content-Length either.
+bool bodiless(int status) { return status < 200 || status == 204 || status == 304; }
 
+// One write for a whole answer: its head, then its body (none for HEAD).
 asio::awaitable<bool> write_whole(beast::tcp_stream& stream, Response& r, const AnswerOptions& o,
-                                  std::size_t head_length) {
-  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), o.version};
-  set_headers(res, r, o);
-  if (o.head) {
-    // HEAD: Content-Length says what GET would send.
-    bhttp::response<bhttp::empty_body> head{std::move(res.base())};
-    head.content_length(head_length);
-    co_return co_await write_message(stream, head, o) && head.keep_alive();
-  }
-  res.body() = std::move(r.body);
-  res.prepare_payload();
-  co_return co_await write_message(stream, res, o) && res.keep_alive();
+                                  std::size_t content_length) {
+  std::string head = format_head(r, o, content_length);
+  bool send_body = !o.head && !bodiless(r.status);
+  std::array<asio::const_buffer, 2> pieces{asio::buffer(head),
+                                           asio::buffer(r.body.data(), send_body ? r.body.size() : 0)};
+  stream.expires_after(o.write_timeout);
+  auto [ec, n] = co_await asio::async_write(stream, pieces, asio::as_tuple(use_awaitable));
+  co_return !ec && o.keep_alive && !r.close;
 }
 
 asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& data,
@@ -115,6 +110,37 @@ asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& r,
 }
 
 }  // namespace
+
+std::string format_head(const Response& r, const AnswerOptions& o, std::size_t content_length) {
+  std::string head;
+  head.reserve(192 + r.content_type.size() + o.request_id.size());
+  auto field = [&head](std::string_view name, std::string_view value) {
+    head.append(name).append(": ").append(value).append("\r\n");
+  };
+  // A handler's header replaces a default of the same name (the UI sets its own Cache-Control).
+  auto field_unless_set = [&](std::string_view name, std::string_view value) {
+    for (const auto& h : r.headers) {
+      if (beast::iequals(h.first, name)) return;
+    }
+    field(name, value);
+  };
+  head.append(o.version >= 11 ? "HTTP/1.1 " : "HTTP/1.0 ")
+      .append(std::to_string(r.status))
+      .append(" ")
+      .append(bhttp::obsolete_reason(static_cast<bhttp::status>(r.status)))
+      .append("\r\n");
+  if (!r.body.empty() || r.stream) field_unless_set("Content-Type", r.content_type);
+  field_unless_set("X-Request-Id", o.request_id);
+  field_unless_set("X-Content-Type-Options", "nosniff");
+  field_unless_set("Cache-Control", "no-store");
+  for (const auto& [name, value] : r.headers) field(name, value);
+  bool keep = o.keep_alive && !r.close;
+  if (o.version >= 11 && !keep) field("Connection", "close");
+  if (o.version < 11 && keep) field("Connection", "keep-alive");
+  if (!bodiless(r.status)) field("Content-Length", std::to_string(content_length));
+  head.append("\r\n");
+  return head;
+}
 
 Request to_request(bhttp::request<bhttp::string_body>&& in) {
   Request r;
