@@ -38,13 +38,16 @@ bool valid_request_id(std::string_view id) {
   return true;
 }
 
+// Fields every answer carries, besides its Content-Type and X-Request-Id.
+constexpr std::pair<std::string_view, std::string_view> kFixedFields[] = {
+    {"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-store"}};
+
 // The headers every answer carries; the body's framing is the caller's.
 template <class Body>
 void set_headers(bhttp::response<Body>& res, const Response& r, const AnswerOptions& o) {
   if (!r.body.empty() || r.stream) res.set(bhttp::field::content_type, r.content_type);
   res.set("X-Request-Id", o.request_id);
-  res.set("X-Content-Type-Options", "nosniff");
-  res.set(bhttp::field::cache_control, "no-store");
+  for (auto [name, value] : kFixedFields) res.set(name, value);
   for (const auto& [name, value] : r.headers) res.set(name, value);
   res.keep_alive(o.keep_alive && !r.close);
 }
@@ -131,8 +134,7 @@ std::string format_head(const Response& r, const AnswerOptions& o, std::size_t c
       .append("\r\n");
   if (!r.body.empty() || r.stream) field_unless_set("Content-Type", r.content_type);
   field_unless_set("X-Request-Id", o.request_id);
-  field_unless_set("X-Content-Type-Options", "nosniff");
-  field_unless_set("Cache-Control", "no-store");
+  for (auto [name, value] : kFixedFields) field_unless_set(name, value);
   for (const auto& [name, value] : r.headers) field(name, value);
   bool keep = o.keep_alive && !r.close;
   if (o.version >= 11 && !keep) field("Connection", "close");
