@@ -3,6 +3,7 @@
 #include "http/wire.hpp"
 
 #include <array>
+#include <optional>
 #include <random>
 
 #include <boost/asio/as_tuple.hpp>
@@ -10,10 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/status.hpp>
-#include <boost/beast/http/write.hpp>
 
 #include "model/logging.hpp"
 
@@ -42,18 +40,17 @@ bool valid_request_id(std::string_view id) {
 constexpr std::pair<std::string_view, std::string_view> kFixedFields[] = {
     {"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-store"}};
 
-// The headers every answer carries; the body's framing is the caller's.
-template <class Body>
-void set_headers(bhttp::response<Body>& res, const Response& r, const AnswerOptions& o) {
-  if (!r.body.empty() || r.stream) res.set(bhttp::field::content_type, r.content_type);
-  res.set("X-Request-Id", o.request_id);
-  for (auto [name, value] : kFixedFields) res.set(name, value);
-  for (const auto& [name, value] : r.headers) res.set(name, value);
-  res.keep_alive(o.keep_alive && !r.close);
-}
-
 // A status without a body (RFC 9110 sections 6.4.1, 15.3.5, 15.4.5): no Content-Length either.
 bool bodiless(int status) { return status < 200 || status == 204 || status == 304; }
+
+bool keep_alive(const Response& r, const AnswerOptions& o) { return o.keep_alive && !r.close; }
+
+asio::awaitable<bool> write_head(beast::tcp_stream& stream, const std::string& head,
+                                 const AnswerOptions& o) {
+  stream.expires_after(o.write_timeout);
+  auto [ec, n] = co_await asio::async_write(stream, asio::buffer(head), asio::as_tuple(use_awaitable));
+  co_return !ec;
+}
 
 // One write for a whole answer: its head, then its body (none for HEAD).
 asio::awaitable<bool> write_whole(beast::tcp_stream& stream, Response& r, const AnswerOptions& o,
@@ -64,7 +61,7 @@ asio::awaitable<bool> write_whole(beast::tcp_stream& stream, Response& r, const 
                                            asio::buffer(r.body.data(), send_body ? r.body.size() : 0)};
   stream.expires_after(o.write_timeout);
   auto [ec, n] = co_await asio::async_write(stream, pieces, asio::as_tuple(use_awaitable));
-  co_return !ec && o.keep_alive && !r.close;
+  co_return !ec && keep_alive(r, o);
 }
 
 asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& data,
@@ -84,17 +81,7 @@ asio::awaitable<bool> write_chunk(beast::tcp_stream& stream, const std::string& 
 // Pieces are gathered up to kChunkBytes, written, and only then is the next piece asked for.
 asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& r,
                                      const AnswerOptions& o) {
-  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(r.status), o.version};
-  set_headers(res, r, o);
-  if (o.version >= 11) {
-    res.chunked(true);
-  } else {
-    res.keep_alive(false);  // HTTP/1.0 has no chunks: the body ends with the connection
-  }
-  bhttp::response_serializer<bhttp::empty_body> header{res};
-  stream.expires_after(o.write_timeout);
-  auto [hec, hn] = co_await bhttp::async_write_header(stream, header, asio::as_tuple(use_awaitable));
-  if (hec) co_return false;
+  if (!co_await write_head(stream, format_head(r, o, std::nullopt), o)) co_return false;
   std::string pending = std::move(r.body);
   for (bool end = false; !end;) {
     while (!end && pending.size() < kChunkBytes) {
@@ -109,12 +96,13 @@ asio::awaitable<bool> write_streamed(beast::tcp_stream& stream, Response& r,
   stream.expires_after(o.write_timeout);
   auto [lec, ln] = co_await asio::async_write(stream, bhttp::make_chunk_last(),
                                               asio::as_tuple(use_awaitable));
-  co_return !lec && res.keep_alive();
+  co_return !lec && keep_alive(r, o);
 }
 
 }  // namespace
 
-std::string format_head(const Response& r, const AnswerOptions& o, std::size_t content_length) {
+std::string format_head(const Response& r, const AnswerOptions& o,
+                        std::optional<std::size_t> content_length) {
   std::string head;
   head.reserve(192 + r.content_type.size() + o.request_id.size());
   auto field = [&head](std::string_view name, std::string_view value) {
@@ -136,10 +124,15 @@ std::string format_head(const Response& r, const AnswerOptions& o, std::size_t c
   field_unless_set("X-Request-Id", o.request_id);
   for (auto [name, value] : kFixedFields) field_unless_set(name, value);
   for (const auto& [name, value] : r.headers) field(name, value);
-  bool keep = o.keep_alive && !r.close;
+  // HTTP/1.0 has no chunks: a streamed body ends with the connection.
+  bool keep = keep_alive(r, o) && (content_length || o.version >= 11);
   if (o.version >= 11 && !keep) field("Connection", "close");
   if (o.version < 11 && keep) field("Connection", "keep-alive");
-  if (!bodiless(r.status)) field("Content-Length", std::to_string(content_length));
+  if (!content_length) {
+    if (o.version >= 11) field("Transfer-Encoding", "chunked");
+  } else if (!bodiless(r.status)) {
+    field("Content-Length", std::to_string(*content_length));
+  }
   head.append("\r\n");
   return head;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include <boost/asio/awaitable.hpp>
@@ -31,11 +32,14 @@ struct AnswerOptions {
   std::chrono::milliseconds write_timeout{30000};
 };
 
-// The status line and header fields of a whole answer, through the blank line that ends them:
-// the fields every answer carries (a handler's field of the same name replaces the default),
-// Content-Length unless the status has no body, and Connection where the version's default
-// differs. The same bytes Beast's serializer would write, in one string (docs/performance.md).
-std::string format_head(const Response& r, const AnswerOptions& o, std::size_t content_length);
+// The status line and header fields of an answer, through the blank line that ends them: the
+// fields every answer carries (a handler's field of the same name replaces the default), the
+// framing (Content-Length unless the status has no body; without a length, a streamed body:
+// chunked in HTTP/1.1, until the connection closes in HTTP/1.0), and Connection where the
+// version's default differs. The same bytes Beast's serializer would write, in one string
+// (docs/performance.md).
+std::string format_head(const Response& r, const AnswerOptions& o,
+                        std::optional<std::size_t> content_length);
 
 // Writes the answer. False when the connection must end: the write failed or timed out, a
 // streamed body failed half-way, or its end is marked by closing (HTTP/1.0).

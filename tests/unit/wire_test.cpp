@@ -29,6 +29,30 @@ std::string beast_head(const Response& r, const AnswerOptions& o, std::size_t le
   return out.str();
 }
 
+// A streamed answer's head as Beast serializes it (chunked in HTTP/1.1, closing in HTTP/1.0).
+std::string beast_streamed_head(const Response& r, const AnswerOptions& o) {
+  bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(r.status), o.version};
+  res.set(bhttp::field::content_type, r.content_type);
+  res.set("X-Request-Id", o.request_id);
+  res.set("X-Content-Type-Options", "nosniff");
+  res.set(bhttp::field::cache_control, "no-store");
+  res.keep_alive(o.keep_alive && !r.close);
+  if (o.version >= 11) {
+    res.chunked(true);
+  } else {
+    res.keep_alive(false);
+  }
+  std::ostringstream out;
+  out << res.base();
+  return out.str();
+}
+
+// A body that is never read: format_head only looks at whether there is one.
+class NoBody final : public dlq::http::BodyStream {
+ public:
+  boost::asio::awaitable<std::string> next() override { co_return std::string(); }
+};
+
 Response answer(int status, std::string body) {
   Response r;
   r.status = status;
@@ -67,7 +91,6 @@ BOOST_AUTO_TEST_CASE(connection_is_named_where_the_version_default_differs) {
         r.close = close;
         auto o = options(version, keep);
         BOOST_TEST(format_head(r, o, 2) == beast_head(r, o, 2),
-                   
                    "version " << version << " keep " << keep << " close " << close);
       }
     }
@@ -103,6 +126,19 @@ BOOST_AUTO_TEST_CASE(a_problem_gets_its_status_reason) {
   auto o = options(11, true);
   BOOST_TEST(format_head(r, o, r.body.size()) == beast_head(r, o, r.body.size()));
   BOOST_TEST(format_head(r, o, 0).rfind("HTTP/1.1 422 Unprocessable Entity\r\n", 0) == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_streamed_answer_is_chunked_or_ends_with_the_connection) {
+  for (unsigned version : {10u, 11u}) {
+    for (bool keep : {false, true}) {
+      Response r = answer(200, "");
+      r.content_type = "application/x-ndjson";
+      r.stream = std::make_shared<NoBody>();
+      auto o = options(version, keep);
+      BOOST_TEST(format_head(r, o, std::nullopt) == beast_streamed_head(r, o),
+                 "version " << version << " keep " << keep);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
