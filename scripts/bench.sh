@@ -114,13 +114,22 @@ stage_means() {
       printf ",\"%s\":%.3f", k[i], (c > 0 ? (y[2 * i + 1] - x[2 * i + 1]) * 1000 / c : 0) } }'
 }
 
+# writer_busy BEFORE AFTER SECONDS: the share of SECONDS the writer spent in a group's statements
+# and its commit (with several writer threads, PostgreSQL's, their sum: it can pass 1). Near 1,
+# the writer is the bottleneck and groups can only grow; well under 1, requests wait elsewhere.
+writer_busy() {
+  awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { split(a, x, " "); split(b, y, " ")
+    busy = (y[5] - x[5]) + (y[7] - x[7])
+    printf "%.2f", (t > 0 ? busy / t : 0) }'
+}
+
 # run CONFIG WORKLOAD [dlq-bench args...]; also records the write operations per commit, dlqd's
 # CPU per request (or message) and the mean time of each stage of a write (wait for the group,
 # the group's statements, the commit, the way back to the request)
 run() {
   local config="$1" workload="$2"
   shift 2
-  local line before after ticks0 ticks1 count cpu
+  local line before after ticks0 ticks1 count cpu seconds
   before="$(write_counters)"
   ticks0="$(cpu_ticks "$pid")"
   line="$("$bench" "$workload" --port "$port" "$@")"
@@ -128,7 +137,8 @@ run() {
   after="$(write_counters)"
   count="$(echo "$line" | grep -o '"count":[0-9]*' | cut -d: -f2)"
   cpu="$([ "${count:-0}" -gt 0 ] && cpu_us_per "$ticks0" "$ticks1" "$count" || echo 0)"
-  line="${line%\}},\"ops_per_commit\":$(ops_per_commit "$before" "$after"),\"cpu_us\":$cpu$(stage_means "$before" "$after")}"
+  seconds="$(echo "$line" | grep -o '"seconds":[0-9.]*' | cut -d: -f2)"
+  line="${line%\}},\"ops_per_commit\":$(ops_per_commit "$before" "$after"),\"cpu_us\":$cpu$(stage_means "$before" "$after"),\"writer_busy\":$(writer_busy "$before" "$after" "${seconds:-0}")}"
   echo "{\"config\":\"$config\",${line#\{}" >> "$results"
   echo "  $config $workload: $line" >&2
 }
