@@ -14,37 +14,42 @@ using dlq::http::wire::format_head;
 
 namespace {
 
-// The head as Beast serializes it: the way wire.cpp built answers before format_head.
-std::string beast_head(const Response& r, const AnswerOptions& o, std::size_t length) {
-  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), o.version};
-  if (!r.body.empty()) res.set(bhttp::field::content_type, r.content_type);
+// The fields every answer carries, set the way wire.cpp set them before format_head.
+template <class Body>
+void set_fields(bhttp::response<Body>& res, const Response& r, const AnswerOptions& o) {
+  if (!r.body.empty() || r.stream) res.set(bhttp::field::content_type, r.content_type);
   res.set("X-Request-Id", o.request_id);
   res.set("X-Content-Type-Options", "nosniff");
   res.set(bhttp::field::cache_control, "no-store");
   for (const auto& [name, value] : r.headers) res.set(name, value);
   res.keep_alive(o.keep_alive && !r.close);
-  if (r.status >= 200 && r.status != 204 && r.status != 304) res.content_length(length);
+}
+
+template <class Body>
+std::string serialized(const bhttp::response<Body>& res) {
   std::ostringstream out;
   out << res.base();
   return out.str();
 }
 
+// A whole answer's head as Beast serializes it.
+std::string beast_head(const Response& r, const AnswerOptions& o, std::size_t length) {
+  bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(r.status), o.version};
+  set_fields(res, r, o);
+  if (r.status >= 200 && r.status != 204 && r.status != 304) res.content_length(length);
+  return serialized(res);
+}
+
 // A streamed answer's head as Beast serializes it (chunked in HTTP/1.1, closing in HTTP/1.0).
 std::string beast_streamed_head(const Response& r, const AnswerOptions& o) {
   bhttp::response<bhttp::empty_body> res{static_cast<bhttp::status>(r.status), o.version};
-  res.set(bhttp::field::content_type, r.content_type);
-  res.set("X-Request-Id", o.request_id);
-  res.set("X-Content-Type-Options", "nosniff");
-  res.set(bhttp::field::cache_control, "no-store");
-  res.keep_alive(o.keep_alive && !r.close);
+  set_fields(res, r, o);
   if (o.version >= 11) {
     res.chunked(true);
   } else {
     res.keep_alive(false);
   }
-  std::ostringstream out;
-  out << res.base();
-  return out.str();
+  return serialized(res);
 }
 
 // A body that is never read: format_head only looks at whether there is one.
