@@ -1,9 +1,11 @@
-// Every SQL statement dlq runs, as named constants per dialect. SQL lives here and nowhere else.
-// Placeholders are bound positionally, in the order they appear; no name appears twice in one
-// statement (SQLite would fold repeated names into one parameter).
+// What differs between SQLite and PostgreSQL, and nothing more: the write transaction's start,
+// row locks, how a JSON array bound as text becomes rows, whether an INSERT returns its id, and
+// the shape a claim and a batch take. Every statement's text lives with its binds in its entity's
+// file (message_sql.cpp, desk_sql.cpp, …) and asks this struct only for these pieces.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace dlq::store {
 
@@ -11,47 +13,32 @@ struct Dialect {
   enum class Kind { sqlite, postgresql } kind;
 
   std::string begin_write;  // BEGIN IMMEDIATE on SQLite takes the write lock up front
+  // Appended to a SELECT that reads rows it will change. SQLite has one writer: its write
+  // transaction is the lock, and both are empty there.
+  std::string for_update;              // " FOR UPDATE"
+  std::string for_update_skip_locked;  // " FOR UPDATE SKIP LOCKED": claims and the reaper
 
-  // The message columns, in the order MessageRow binds them.
-  std::string insert_message;         // no row on a key conflict; PostgreSQL: RETURNING id
-  // PostgreSQL: many messages without idempotency keys in one statement (one round trip):
-  // queue, now x4, items (a JSON array) -> their ids, ascending in input order.
-  std::string insert_messages;
-  std::string find_key_holder;        // queue, key -> the holder to hand back, if any
-  std::string select_message;         // id, queue
-  std::string select_message_locked;  // id, queue; FOR UPDATE on PostgreSQL
-  std::string update_message;         // every mutable column, then id
-  // PostgreSQL: update_message and insert_attempt in one statement (a data-modifying WITH).
-  std::string update_message_with_attempt;
-  std::string select_key_holders;     // queue, key, id -> statuses
-  // PostgreSQL: token, until, worker, now x4, queue, now, njobs, jobs, max -> the claimed rows.
-  std::string claim;
-  // SQLite claims in two steps (one writer: the transaction is the lock), because its
-  // UPDATE ... RETURNING builds a temporary table per execution.
-  std::string claim_select;           // queue, now, njobs, jobs, max -> claimable rows, in order
-  std::string claim_mark;             // lease_id, until, worker, first_attempt_at, now x3, id
-  std::string list_all;               // queue, limit, offset
-  std::string list_by_status;         // queue, status, limit, offset
-  std::string list_ids_all;           // queue, limit, offset -> ids
-  std::string list_ids_by_status;     // queue, status, limit, offset -> ids
-  std::string reap_select;            // now, limit -> expired processing messages (locked)
-  std::string insert_attempt;
-  std::string select_attempts;        // message_id
-  std::string next_due;               // now
-  std::string next_lease_expiry;
-  // Named binds (:node, :now, :renewed, :stale_before), bound by name where they run.
-  std::string leadership_renew;
-  std::string leadership_select;
-  // The dead-letter desk. A WHERE condition "id is in the JSON array :ids"; and the items of a
-  // replay run from a JSON array of ids (:run_id, :ids), seq counting from 0.
-  std::string id_in_json_list;
-  std::string insert_run_items;
+  // PostgreSQL answers an INSERT's new id with RETURNING id. SQLite reads last_insert_rowid()
+  // instead: RETURNING makes it build a temporary table per execution (it more than doubled the
+  // cost of an enqueue).
+  bool insert_returns_id = false;
+  // PostgreSQL claims in one UPDATE … RETURNING whose subquery skips locked rows. SQLite claims
+  // in two steps (select, then mark each row), because its UPDATE … RETURNING also builds a
+  // temporary table per execution; its one writer makes the two steps atomic.
+  bool claim_in_one_statement = false;
+  // PostgreSQL saves round trips: a batch of keyless messages in one INSERT, and a transition
+  // with its history entry in one statement (a data-modifying WITH). SQLite runs in-process,
+  // where a statement costs no round trip.
+  bool combines_statements = false;
+
+  // A one-column subquery over the JSON array (text) bound to `:param`: its strings as text, or
+  // its numbers as BIGINT ids; numbered: the columns (seq, id), seq counting from 0.
+  std::string json_texts(std::string_view param) const;
+  std::string json_ids(std::string_view param) const;
+  std::string json_numbered_ids(std::string_view param) const;
 };
 
 const Dialect& sqlite_dialect();
 const Dialect& postgres_dialect();
-
-// The message columns in MessageRow order, for SELECT and RETURNING lists.
-extern const char* const kMessageColumns;
 
 }  // namespace dlq::store

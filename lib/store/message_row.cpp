@@ -1,9 +1,37 @@
-// Column bindings between SOCI and the domain structs.
+// Column bindings between SOCI and the domain structs, beside the SQL they bind.
 #include "store/message_row.hpp"
 
 #include <stdexcept>
 
+#include "store/prepared.hpp"
+
 namespace dlq::store {
+
+const char* const kMessageColumns =
+    "id, queue, payload, status, retry_count, max_retries, retry_after, last_error, created_at, "
+    "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
+    "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
+    "lease_expires_at, lease_id, worker, life_started_at, status_at";
+
+const char* const MessageUpdateRow::kSql =
+    "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
+    "max_retries = :max_retries, retry_after = :retry_after, last_error = :last_error, "
+    "updated_at = :updated_at, priority = :priority, error_class = :error_class, "
+    "dead_reason = :dead_reason, checkpoint = :checkpoint, lease_expiries = :lease_expiries, "
+    "attempts = :attempts, first_attempt_at = :first_attempt_at, "
+    "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
+    "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
+    "life_started_at = :life_started_at, status_at = :status_at WHERE id = :id";
+
+const char* const AttemptRow::kInsertSql =
+    "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
+    "error_class, stack, cause, actor, reason, previous_payload) VALUES (:message_id, :attempt, "
+    ":outcome, :claimed_at, :finished_at, :attempt_worker, :error, :attempt_error_class, :stack, "
+    ":cause, :actor, :reason, :previous_payload)";
+
+const char* const AttemptRow::kColumns =
+    "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
+    "cause, actor, reason, previous_payload";
 namespace {
 
 template <class T>
@@ -79,31 +107,37 @@ Message MessageRow::to_message() const {
   return m;
 }
 
+std::vector<Message> fetch_messages(Connection& c, soci::statement& st, const MessageRow& row) {
+  std::vector<Message> out;
+  for_each_row(c, st, [&] { out.push_back(row.to_message()); });
+  return out;
+}
+
 void MessageUpdateRow::exchange_use(soci::statement& st) {
   using soci::use;
-  st.exchange(use(payload));
-  st.exchange(use(status));
-  st.exchange(use(retry_count));
-  st.exchange(use(max_retries));
-  st.exchange(use(retry_after));
-  st.exchange(use(last_error));
-  st.exchange(use(updated_at));
-  st.exchange(use(priority));
-  st.exchange(use(error_class));
-  st.exchange(use(dead_reason));
-  st.exchange(use(checkpoint));
-  st.exchange(use(lease_expiries));
-  st.exchange(use(attempts));
-  st.exchange(use(first_attempt_at));
-  st.exchange(use(last_attempt_at));
-  st.exchange(use(dead_at));
-  st.exchange(use(replay_count));
-  st.exchange(use(lease_expires_at));
-  st.exchange(use(lease_id));
-  st.exchange(use(worker));
-  st.exchange(use(life_started_at));
-  st.exchange(use(status_at));
-  st.exchange(use(id));
+  st.exchange(use(payload, "payload"));
+  st.exchange(use(status, "status"));
+  st.exchange(use(retry_count, "retry_count"));
+  st.exchange(use(max_retries, "max_retries"));
+  st.exchange(use(retry_after, "retry_after"));
+  st.exchange(use(last_error, "last_error"));
+  st.exchange(use(updated_at, "updated_at"));
+  st.exchange(use(priority, "priority"));
+  st.exchange(use(error_class, "error_class"));
+  st.exchange(use(dead_reason, "dead_reason"));
+  st.exchange(use(checkpoint, "checkpoint"));
+  st.exchange(use(lease_expiries, "lease_expiries"));
+  st.exchange(use(attempts, "attempts"));
+  st.exchange(use(first_attempt_at, "first_attempt_at"));
+  st.exchange(use(last_attempt_at, "last_attempt_at"));
+  st.exchange(use(dead_at, "dead_at"));
+  st.exchange(use(replay_count, "replay_count"));
+  st.exchange(use(lease_expires_at, "lease_expires_at"));
+  st.exchange(use(lease_id, "lease_id"));
+  st.exchange(use(worker, "worker"));
+  st.exchange(use(life_started_at, "life_started_at"));
+  st.exchange(use(status_at, "status_at"));
+  st.exchange(use(id, "id"));
 }
 
 void MessageUpdateRow::assign(const Message& m) {
@@ -151,19 +185,19 @@ void AttemptRow::exchange_into(soci::statement& st) {
 
 void AttemptRow::exchange_use(soci::statement& st) {
   using soci::use;
-  st.exchange(use(message_id));
-  st.exchange(use(attempt));
-  st.exchange(use(outcome));
-  st.exchange(use(claimed_at));
-  st.exchange(use(finished_at));
-  st.exchange(use(worker));
-  st.exchange(use(error));
-  st.exchange(use(error_class));
-  st.exchange(use(stack));
-  st.exchange(use(cause));
-  st.exchange(use(actor));
-  st.exchange(use(reason));
-  st.exchange(use(previous_payload));
+  st.exchange(use(message_id, "message_id"));
+  st.exchange(use(attempt, "attempt"));
+  st.exchange(use(outcome, "outcome"));
+  st.exchange(use(claimed_at, "claimed_at"));
+  st.exchange(use(finished_at, "finished_at"));
+  st.exchange(use(worker, "attempt_worker"));
+  st.exchange(use(error, "error"));
+  st.exchange(use(error_class, "attempt_error_class"));
+  st.exchange(use(stack, "stack"));
+  st.exchange(use(cause, "cause"));
+  st.exchange(use(actor, "actor"));
+  st.exchange(use(reason, "reason"));
+  st.exchange(use(previous_payload, "previous_payload"));
 }
 
 void AttemptRow::assign(const AttemptRecord& a) {

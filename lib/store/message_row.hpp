@@ -1,9 +1,11 @@
 // The bridge between a row of `messages` (or `attempts`) and the domain structs: buffers SOCI
-// reads into and binds from, in the column order of kMessageColumns.
+// reads into in the column order of kMessageColumns (AttemptRow::kColumns), and the full-row UPDATE
+// and the history INSERT with their named binds.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <soci/soci.h>
 
@@ -11,6 +13,9 @@
 #include "store/soci_optional.hpp"
 
 namespace dlq::store {
+
+// The message columns in MessageRow order, for SELECT and RETURNING lists.
+extern const char* const kMessageColumns;
 
 struct MessageRow {
   long long id = 0;
@@ -46,8 +51,16 @@ struct MessageRow {
   Message to_message() const;
 };
 
-// Parameters of the full-row UPDATE (Dialect::update_message), filled from a Message.
+class Connection;
+
+// Runs `st`, whose into elements are `row`'s, and collects every row as a Message.
+std::vector<Message> fetch_messages(Connection& c, soci::statement& st, const MessageRow& row);
+
+// The full-row UPDATE of a message (every mutable column, by id) and its binds, filled from a
+// Message.
 struct MessageUpdateRow {
+  static const char* const kSql;
+
   std::string payload;
   std::string status;
   long long retry_count = 0;
@@ -76,7 +89,12 @@ struct MessageUpdateRow {
   void assign(const Message& m);
 };
 
+// A history entry: its INSERT (placeholders that would collide with the UPDATE's in PostgreSQL's
+// combined statement are prefixed attempt_), and the columns a SELECT reads in this order.
 struct AttemptRow {
+  static const char* const kInsertSql;
+  static const char* const kColumns;
+
   long long message_id = 0;
   long long attempt = 0;
   std::string outcome;

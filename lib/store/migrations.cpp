@@ -72,7 +72,7 @@ void apply_migrations(Connection& c, int up_to) {
       long long now = SystemClock().now();
       c.session() << "INSERT INTO schema_migrations (version, name, applied_at) "
                      "VALUES (:version, :name, :applied_at)",
-          soci::use(version), soci::use(name), soci::use(now);
+          soci::use(version, "version"), soci::use(name, "name"), soci::use(now, "applied_at");
       log::info("migration applied", {{"version", std::to_string(m.version)}, {"name", m.name}});
     }
     c.commit();

@@ -14,7 +14,7 @@
 #include "store/connection.hpp"
 #include "store/migrations.hpp"
 #include "store/statement_watch.hpp"
-#include "store/operations.hpp"
+#include "store/entity_sql.hpp"
 #include "store/pg_leader.hpp"
 #include "store/pg_listener.hpp"
 #include "store/workers.hpp"
@@ -36,7 +36,7 @@ class Job final : public StoreJob {
         work_(asio::prefer(asio::get_associated_executor(handler_),
                            asio::execution::outstanding_work.tracked)) {}
 
-  void run(Operations& ops) override { result_ = fn_(ops); }
+  void run(EntitySql& sql) override { result_ = fn_(sql); }
 
   void complete(std::exception_ptr error) override {
     // The tracked work travels with the handler and ends where it runs: a copy left on this
@@ -148,74 +148,74 @@ double SqlStore::operations_per_commit() const {
 }
 
 awaitable<std::vector<Inserted>> SqlStore::messages_insert(InsertParams p) {
-  return write<std::vector<Inserted>>([p = std::move(p)](Operations& ops) { return ops.insert(p); });
+  return write<std::vector<Inserted>>([p = std::move(p)](EntitySql& sql) { return sql.messages.insert(p); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_list(ListParams p) {
-  return read<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.list(p); });
+  return read<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.reads.list(p); });
 }
 
 awaitable<std::vector<MessageId>> SqlStore::messages_list_ids(ListParams p) {
-  return read<std::vector<MessageId>>([p = std::move(p)](Operations& ops) { return ops.list_ids(p); });
+  return read<std::vector<MessageId>>([p = std::move(p)](EntitySql& sql) { return sql.reads.list_ids(p); });
 }
 
 awaitable<std::optional<Message>> SqlStore::message_find(std::string queue, MessageId id) {
   return read<std::optional<Message>>(
-      [queue = std::move(queue), id](Operations& ops) { return ops.find(queue, id); });
+      [queue = std::move(queue), id](EntitySql& sql) { return sql.reads.find(queue, id); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_claim(ClaimParams p) {
-  return write<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.claim(p); });
+  return write<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.claims.claim(p); });
 }
 
 awaitable<Result<Message>> SqlStore::message_update(UpdateParams p) {
-  return write<Result<Message>>([p = std::move(p)](Operations& ops) { return ops.update(p); });
+  return write<Result<Message>>([p = std::move(p)](EntitySql& sql) { return sql.messages.update(p); });
 }
 
 awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<UpdateParams> p) {
-  return write<std::vector<Result<Message>>>([p = std::move(p)](Operations& ops) {
+  return write<std::vector<Result<Message>>>([p = std::move(p)](EntitySql& sql) {
     std::vector<Result<Message>> out;
     out.reserve(p.size());
-    for (const auto& item : p) out.push_back(ops.update(item));
+    for (const auto& item : p) out.push_back(sql.messages.update(item));
     return out;
   });
 }
 
 awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                         ClaimParams claim) {
-  return write<AckAndClaim>([acks = std::move(acks), claim = std::move(claim)](Operations& ops) {
+  return write<AckAndClaim>([acks = std::move(acks), claim = std::move(claim)](EntitySql& sql) {
     AckAndClaim out;
     out.acked.reserve(acks.size());
-    for (const auto& item : acks) out.acked.push_back(ops.update(item));
-    out.claimed = ops.claim(claim);
+    for (const auto& item : acks) out.acked.push_back(sql.messages.update(item));
+    out.claimed = sql.claims.claim(claim);
     return out;
   });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_reap_expired(ReapParams p) {
-  return write<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.reap(p); });
+  return write<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.messages.reap(p); });
 }
 
 awaitable<std::optional<MessageHistory>> SqlStore::message_history(std::string queue,
                                                                    MessageId id) {
   return read<std::optional<MessageHistory>>(
-      [queue = std::move(queue), id](Operations& ops) { return ops.history(queue, id); });
+      [queue = std::move(queue), id](EntitySql& sql) { return sql.reads.history(queue, id); });
 }
 
 awaitable<Schedule> SqlStore::schedule_peek(TimeMs now) {
-  return read<Schedule>([now](Operations& ops) { return ops.schedule(now); });
+  return read<Schedule>([now](EntitySql& sql) { return sql.reads.schedule(now); });
 }
 
 awaitable<std::vector<QueueStats>> SqlStore::queue_stats(std::optional<std::string> queue,
                                                          TimeMs now) {
   return read<std::vector<QueueStats>>(
-      [queue = std::move(queue), now](Operations& ops) { return ops.stats(queue, now); });
+      [queue = std::move(queue), now](EntitySql& sql) { return sql.housekeeping.stats(queue, now); });
 }
 
 awaitable<std::vector<long long>> SqlStore::dead_hourly(std::optional<std::string> queue,
                                                         TimeMs from_hour, int hours) {
-  return read<std::vector<long long>>([queue = std::move(queue), from_hour, hours](Operations& ops) {
-    return ops.dead_hourly(queue, from_hour, hours);
+  return read<std::vector<long long>>([queue = std::move(queue), from_hour, hours](EntitySql& sql) {
+    return sql.housekeeping.dead_hourly(queue, from_hour, hours);
   });
 }
 
@@ -226,52 +226,52 @@ void SqlStore::subscribe_changes(ChangeCallback callback) {
 
 awaitable<std::vector<AuditEntry>> SqlStore::audit_list(AuditQuery p) {
   return read<std::vector<AuditEntry>>(
-      [p = std::move(p)](Operations& ops) { return ops.audit_list(p); });
+      [p = std::move(p)](EntitySql& sql) { return sql.audit.list(p); });
 }
 
 awaitable<Purged> SqlStore::messages_purge(PurgeParams p) {
-  return write<Purged>([p = std::move(p)](Operations& ops) { return ops.purge(p); });
+  return write<Purged>([p = std::move(p)](EntitySql& sql) { return sql.housekeeping.purge(p); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_dead(DeadListParams p) {
-  return read<std::vector<Message>>([p = std::move(p)](Operations& ops) { return ops.dead_list(p); });
+  return read<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_list(p); });
 }
 
 awaitable<DeadMatch> SqlStore::dead_match(DeadMatchParams p) {
-  return read<DeadMatch>([p = std::move(p)](Operations& ops) { return ops.dead_match(p); });
+  return read<DeadMatch>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_match(p); });
 }
 
 // Not a coroutine: GCC 12 mishandles a lambda temporary holding strings inside a co_await
 // expression (the job received a bitwise copy of the frame's strings; valgrind showed the free).
 awaitable<bool> SqlStore::batch_preview_save(BatchPreview p) {
-  return write<bool>([p = std::move(p)](Operations& ops) {
-    ops.preview_save(p);
+  return write<bool>([p = std::move(p)](EntitySql& sql) {
+    sql.desk.preview_save(p);
     return true;
   });
 }
 
 awaitable<Result<Confirmed>> SqlStore::batch_confirm(ConfirmParams p) {
-  return write<Result<Confirmed>>([p = std::move(p)](Operations& ops) { return ops.confirm(p); });
+  return write<Result<Confirmed>>([p = std::move(p)](EntitySql& sql) { return sql.desk.confirm(p); });
 }
 
 awaitable<DismissBatch> SqlStore::messages_dismiss_batch(DismissBatchParams p) {
-  return write<DismissBatch>([p = std::move(p)](Operations& ops) { return ops.dismiss_batch(p); });
+  return write<DismissBatch>([p = std::move(p)](EntitySql& sql) { return sql.desk.dismiss_batch(p); });
 }
 
 awaitable<std::optional<ReplayRun>> SqlStore::replay_run_find(long long id) {
-  return read<std::optional<ReplayRun>>([id](Operations& ops) { return ops.run_find(id); });
+  return read<std::optional<ReplayRun>>([id](EntitySql& sql) { return sql.runs.find(id); });
 }
 
 awaitable<std::vector<ReplayRun>> SqlStore::replay_runs_list(RunListParams p) {
-  return read<std::vector<ReplayRun>>([p](Operations& ops) { return ops.runs_list(p); });
+  return read<std::vector<ReplayRun>>([p](EntitySql& sql) { return sql.runs.list(p); });
 }
 
 awaitable<RunStep> SqlStore::replay_run_step(RunStepParams p) {
-  return write<RunStep>([p = std::move(p)](Operations& ops) { return ops.run_step(p); });
+  return write<RunStep>([p = std::move(p)](EntitySql& sql) { return sql.runs.step(p); });
 }
 
 awaitable<Result<ReplayRun>> SqlStore::replay_run_change(RunChangeParams p) {
-  return write<Result<ReplayRun>>([p = std::move(p)](Operations& ops) { return ops.run_change(p); });
+  return write<Result<ReplayRun>>([p = std::move(p)](EntitySql& sql) { return sql.runs.change(p); });
 }
 
 void SqlStore::campaign(LeadershipCallback callback) {
@@ -285,11 +285,11 @@ void SqlStore::campaign(LeadershipCallback callback) {
 
 awaitable<LeadershipRecord> SqlStore::leadership_renew(LeadershipRenewParams p) {
   return write<LeadershipRecord>(
-      [p = std::move(p)](Operations& ops) { return ops.leadership_renew(p); });
+      [p = std::move(p)](EntitySql& sql) { return sql.leadership.renew(p); });
 }
 
 awaitable<bool> SqlStore::ping() {
-  return read<bool>([](Operations& ops) { return ops.schema_current(); });
+  return read<bool>([](EntitySql& sql) { return sql.housekeeping.schema_current(); });
 }
 
 }  // namespace dlq::store

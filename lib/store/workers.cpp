@@ -4,7 +4,7 @@
 #include "model/error.hpp"
 #include "model/logging.hpp"
 #include "store/connection.hpp"
-#include "store/operations.hpp"
+#include "store/entity_sql.hpp"
 
 namespace dlq::store {
 namespace {
@@ -30,10 +30,10 @@ bool open_session(Session& s, const SessionFactory& factory, std::exception_ptr&
   if (s.connection) return true;
   try {
     s.connection = factory.connect();
-    s.ops = std::make_unique<Operations>(*s.connection, factory.node);
+    s.sql = std::make_unique<EntitySql>(*s.connection, factory.node);
     return true;
   } catch (...) {
-    s.ops.reset();
+    s.sql.reset();
     s.connection.reset();
     error = std::current_exception();
     log::warn("database connection failed", {{"error", describe(error)}});
@@ -59,7 +59,7 @@ class BusySpell {
 void close_if_broken(Session& s) {
   if (s.connection && s.connection->broken()) {
     log::warn("database connection lost; reconnecting on next use");
-    s.ops.reset();
+    s.sql.reset();
     s.connection.reset();
   }
 }
@@ -118,7 +118,7 @@ void JobThreads::stop() {
 }
 
 Session::~Session() {
-  ops.reset();  // statements before the session they were prepared on
+  sql.reset();  // statements before the session they were prepared on
   connection.reset();
 }
 
@@ -129,7 +129,7 @@ Writer::Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::s
     auto session = std::make_unique<Session>();
     if (i == 0 && first) {
       session->connection = std::move(first);
-      session->ops = std::make_unique<Operations>(*session->connection, factory_.node);
+      session->sql = std::make_unique<EntitySql>(*session->connection, factory_.node);
     }
     sessions_.push_back(std::move(session));
   }
@@ -195,16 +195,16 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   auto began = std::chrono::steady_clock::now();
   for (auto& job : batch) {
     try {
-      job->run(*s.ops);
+      job->run(*s.sql);
     } catch (...) {
-      s.ops->discard_pending();
+      s.sql->discard_pending();
       c.rollback();
       close_if_broken(s);
       return false;
     }
   }
   try {
-    s.ops->before_commit();
+    s.sql->before_commit();
     stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
     commit(c);
   } catch (...) {
@@ -232,14 +232,14 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   bool in_transaction = true;
   auto began = std::chrono::steady_clock::now();
   try {
-    job.run(*s.ops);
-    s.ops->before_commit();
+    job.run(*s.sql);
+    s.sql->before_commit();
     stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
     in_transaction = false;  // a failed COMMIT ends the transaction too
     commit(c);
   } catch (...) {
     error = as_store_fault("running a write", s);
-    if (s.ops) s.ops->discard_pending();
+    if (s.sql) s.sql->discard_pending();
     if (in_transaction) c.rollback();
     close_if_broken(s);
   }
@@ -267,7 +267,7 @@ void Readers::loop() {
       if (!open_session(session, factory_, error)) break;
       session.connection->mark_busy();
       try {
-        job->run(*session.ops);
+        job->run(*session.sql);
         break;
       } catch (...) {
         error = as_store_fault("running a query", session);

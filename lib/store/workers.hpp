@@ -20,7 +20,7 @@
 namespace dlq::store {
 
 class Connection;
-class Operations;
+struct EntitySql;
 
 class StoreJob {
  public:
@@ -28,15 +28,15 @@ class StoreJob {
   std::chrono::steady_clock::time_point queued_at;  // set by Writer::submit
   // Does the job's database work. May run twice: if a neighbour in its group throws, the group
   // is rolled back and every job runs again in a transaction of its own.
-  virtual void run(Operations& ops) = 0;
+  virtual void run(EntitySql& sql) = 0;
   // Called exactly once, after the commit (error null) or with the fault that stopped it.
   virtual void complete(std::exception_ptr error) = 0;
 };
 
-// A connection with the operations prepared on it; replaced when it breaks.
+// A connection with the entities' statements prepared on it; replaced when it breaks.
 struct Session {
   std::unique_ptr<Connection> connection;
-  std::unique_ptr<Operations> ops;
+  std::unique_ptr<EntitySql> sql;
   ~Session();
 };
 using Connector = std::function<std::unique_ptr<Connection>()>;

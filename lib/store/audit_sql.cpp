@@ -1,11 +1,11 @@
-// The audit log's SQL: the writer any change calls inside its own transaction, and the newest-
-// first pages of GET /audit. The same text serves both databases; binds are named and sit next
-// to their SQL.
-#include <limits>
+// The audit log's SQL. The same text serves both databases; binds are named and sit next to
+// their SQL.
+#include "store/audit_sql.hpp"
 
 #include <boost/json.hpp>
 
-#include "store/operations.hpp"
+#include "store/connection.hpp"
+#include "store/prepared.hpp"
 
 namespace dlq::store {
 namespace json = boost::json;
@@ -42,7 +42,7 @@ soci::indicator null_if_empty(const std::optional<std::string>& v) {
 
 }  // namespace
 
-void Operations::append_audit(const AuditEntry& e) {
+void AuditSql::append(const AuditEntry& e) {
   long long at = e.at;
   std::string actor = e.actor.value_or(""), queue = e.queue.value_or(""),
               filter = e.filter.value_or(""), reason = e.reason.value_or(""),
@@ -60,7 +60,7 @@ void Operations::append_audit(const AuditEntry& e) {
 }
 
 // Only the filters given become SQL, so each page is served from the (filter, id) index.
-std::vector<AuditEntry> Operations::audit_list(const AuditQuery& q) {
+std::vector<AuditEntry> AuditSql::list(const AuditQuery& q) {
   std::string sql = kSelectAudit;
   std::string where;
   auto clause = [&where](const char* text) { where += (where.empty() ? " WHERE " : " AND ") + std::string(text); };
@@ -80,34 +80,31 @@ std::vector<AuditEntry> Operations::audit_list(const AuditQuery& q) {
   std::string in_action = q.action.value_or(""), in_actor = q.actor.value_or(""),
               in_queue = q.queue.value_or("");
 
-  soci::statement st(c_.session());
-  st.exchange(soci::into(id));
-  st.exchange(soci::into(at));
-  st.exchange(soci::into(actor, actor_ind));
-  st.exchange(soci::into(action));
-  st.exchange(soci::into(queue, queue_ind));
-  st.exchange(soci::into(ids, ids_ind));
-  st.exchange(soci::into(filter, filter_ind));
-  st.exchange(soci::into(reason, reason_ind));
-  st.exchange(soci::into(details, details_ind));
-  if (q.action) st.exchange(soci::use(in_action, "action"));
-  if (q.actor) st.exchange(soci::use(in_actor, "actor"));
-  if (q.queue) st.exchange(soci::use(in_queue, "queue"));
-  if (q.since) st.exchange(soci::use(since, "since"));
-  if (q.until) st.exchange(soci::use(until, "until"));
-  if (q.before_id) st.exchange(soci::use(before, "before_id"));
-  st.exchange(soci::use(limit, "limit"));
-  st.alloc();
-  st.prepare(sql);
-  st.define_and_bind();
-  st.execute(false);
+  soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
+    s.exchange(soci::into(id));
+    s.exchange(soci::into(at));
+    s.exchange(soci::into(actor, actor_ind));
+    s.exchange(soci::into(action));
+    s.exchange(soci::into(queue, queue_ind));
+    s.exchange(soci::into(ids, ids_ind));
+    s.exchange(soci::into(filter, filter_ind));
+    s.exchange(soci::into(reason, reason_ind));
+    s.exchange(soci::into(details, details_ind));
+    if (q.action) s.exchange(soci::use(in_action, "action"));
+    if (q.actor) s.exchange(soci::use(in_actor, "actor"));
+    if (q.queue) s.exchange(soci::use(in_queue, "queue"));
+    if (q.since) s.exchange(soci::use(since, "since"));
+    if (q.until) s.exchange(soci::use(until, "until"));
+    if (q.before_id) s.exchange(soci::use(before, "before_id"));
+    s.exchange(soci::use(limit, "limit"));
+  });
 
   auto text = [](soci::indicator ind, std::string& v) -> std::optional<std::string> {
     if (ind != soci::i_ok) return std::nullopt;
     return std::move(v);
   };
   std::vector<AuditEntry> out;
-  while (st.fetch()) {
+  for_each_row(c_, st, [&] {
     AuditEntry e;
     e.id = id;
     e.at = at;
@@ -119,8 +116,7 @@ std::vector<AuditEntry> Operations::audit_list(const AuditQuery& q) {
     e.reason = text(reason_ind, reason);
     e.details = text(details_ind, details);
     out.push_back(std::move(e));
-  }
-  c_.finish(st);
+  });
   return out;
 }
 

@@ -1,0 +1,24 @@
+// The audit log: the writer every change calls inside its own transaction (an entry commits with
+// its change or not at all), and the newest-first pages of GET /audit.
+#pragma once
+
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+class Connection;
+
+class AuditSql {
+ public:
+  explicit AuditSql(Connection& c) : c_(c) {}
+
+  void append(const AuditEntry& entry);
+  std::vector<AuditEntry> list(const AuditQuery& q);
+
+ private:
+  Connection& c_;
+};
+
+}  // namespace dlq::store

@@ -1,0 +1,219 @@
+// The desk's statements. A filter becomes SQL only for the members that are set, with named
+// binds next to their text; a confirmation reads its preview and the matched set in the same
+// transaction that creates the run or hands the ids to the dismissal.
+#include "store/desk_sql.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "store/audit_sql.hpp"
+#include "store/message_reads.hpp"
+#include "store/message_row.hpp"
+#include "store/message_sql.hpp"
+#include "store/prepared.hpp"
+#include "store/run_sql.hpp"
+
+namespace dlq::store {
+namespace json = boost::json;
+
+using soci::into;
+using soci::use;
+
+namespace {
+
+// A dead-message filter as SQL: " WHERE status = 'dead' AND …" for the members that are set,
+// and their binds, which must outlive the statement's execution.
+struct DeadWhere {
+  DeadWhere(const DeadFilter& filter, std::optional<MessageId> after_id_above)
+      : f(filter), after(after_id_above) {}
+
+  const DeadFilter& f;
+  std::optional<MessageId> after;
+  std::string queue, job_type, error_class, dead_reason, ids;
+  long long since = 0, until = 0, after_id = 0;
+
+  std::string sql(const Dialect& d) const {
+    std::string w = " WHERE status = 'dead'";
+    if (f.queue) w += " AND queue = :queue";
+    if (f.job_type) w += " AND job_type = :job_type";
+    if (f.error_class) w += " AND error_class = :error_class";
+    if (f.dead_reason) w += " AND dead_reason = :dead_reason";
+    if (f.since) w += " AND dead_at >= :since";
+    if (f.until) w += " AND dead_at <= :until";
+    if (!f.ids.empty()) w += " AND id IN (" + d.json_ids("ids") + ")";
+    if (after) w += " AND id > :after_id";
+    return w;
+  }
+  void exchange(soci::statement& st) {
+    if (f.queue) st.exchange(use(queue = *f.queue, "queue"));
+    if (f.job_type) st.exchange(use(job_type = *f.job_type, "job_type"));
+    if (f.error_class) {
+      st.exchange(use(error_class = std::string(to_string(*f.error_class)), "error_class"));
+    }
+    if (f.dead_reason) {
+      st.exchange(use(dead_reason = std::string(to_string(*f.dead_reason)), "dead_reason"));
+    }
+    if (f.since) st.exchange(use(since = *f.since, "since"));
+    if (f.until) st.exchange(use(until = *f.until, "until"));
+    if (!f.ids.empty()) {
+      json::array a;
+      for (auto id : f.ids) a.emplace_back(id);
+      st.exchange(use(ids = json::serialize(a), "ids"));
+    }
+    if (after) st.exchange(use(after_id = *after, "after_id"));
+  }
+};
+
+}  // namespace
+
+// ---- the dead view and the matched set ------------------------------------------------------
+
+std::vector<Message> DeskSql::dead_list(const DeadListParams& p) {
+  DeadWhere where{p.filter, p.after_id};
+  long long limit = p.limit;
+  MessageRow row;
+  auto st = prepare_call(c_,
+                         "SELECT " + std::string(kMessageColumns) + " FROM messages" +
+                             where.sql(c_.dialect()) + " ORDER BY id LIMIT :limit",
+                         [&](soci::statement& s) {
+                           row.exchange_into(s);
+                           where.exchange(s);
+                           s.exchange(use(limit, "limit"));
+                         });
+  return fetch_messages(c_, st, row);
+}
+
+std::vector<std::pair<MessageId, std::optional<std::string>>> DeskSql::dead_ids(
+    const DeadFilter& filter, bool dead_at_order) {
+  DeadWhere where{filter, std::nullopt};
+  long long id = 0;
+  std::optional<std::string> job_type;
+  auto st = prepare_call(c_,
+                         "SELECT id, job_type FROM messages" + where.sql(c_.dialect()) +
+                             (dead_at_order ? " ORDER BY dead_at, id" : " ORDER BY id"),
+                         [&](soci::statement& s) {
+                           s.exchange(into(id));
+                           s.exchange(into(job_type));
+                           where.exchange(s);
+                         });
+  std::vector<std::pair<MessageId, std::optional<std::string>>> out;
+  for_each_row(c_, st, [&] { out.emplace_back(id, job_type); });
+  return out;
+}
+
+DeadMatch DeskSql::dead_match(const DeadMatchParams& p) {
+  DeadMatch m;
+  std::map<std::optional<std::string>, long long> counts;
+  for (auto& [id, job_type] : dead_ids(p.filter, p.dead_at_order)) {
+    m.ids.push_back(id);
+    ++counts[job_type];
+  }
+  m.by_job_type.assign(counts.begin(), counts.end());
+  std::stable_sort(m.by_job_type.begin(), m.by_job_type.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (std::size_t i = 0; i < m.ids.size() && static_cast<int>(i) < p.sample; ++i) {
+    if (auto queue = reads_.queue_of(m.ids[i])) {
+      if (auto found = reads_.find(*queue, m.ids[i])) m.sample.push_back(std::move(*found));
+    }
+  }
+  return m;
+}
+
+// ---- previews and their confirmation ---------------------------------------------------------
+
+void DeskSql::preview_save(const BatchPreview& p) {
+  long long created = p.created_at, expires = p.expires_at, matched = p.matched;
+  std::string token = p.token_sha256, kind = p.kind, filter = p.filter, ids = p.ids_sha256;
+  json::array types;
+  for (const auto& t : p.job_types) types.emplace_back(t);
+  std::string job_types = json::serialize(types);
+  // Expired previews are of no use to anyone: each new one clears them out.
+  c_.session() << "DELETE FROM batch_previews WHERE expires_at < :now", use(created, "now");
+  c_.session() << "INSERT INTO batch_previews (token_sha256, kind, filter, matched, ids_sha256, "
+                  "job_types, created_at, expires_at) VALUES (:token, :kind, :filter, :matched, "
+                  ":ids, :job_types, :created, :expires)",
+      use(token, "token"), use(kind, "kind"), use(filter, "filter"), use(matched, "matched"),
+      use(ids, "ids"), use(job_types, "job_types"), use(created, "created"),
+      use(expires, "expires");
+}
+
+std::optional<BatchPreview> DeskSql::preview_for_update(const std::string& token_sha256,
+                                                        const std::string& kind) {
+  BatchPreview preview;
+  std::string token = token_sha256, in_kind = kind, job_types;
+  long long matched = 0, created = 0, expires = 0;
+  soci::indicator found = soci::i_null;
+  c_.session() << "SELECT token_sha256, kind, filter, matched, ids_sha256, job_types, "
+                  "created_at, expires_at FROM batch_previews "
+                  "WHERE token_sha256 = :token AND kind = :kind" + c_.dialect().for_update,
+      into(preview.token_sha256, found), into(preview.kind), into(preview.filter),
+      into(matched), into(preview.ids_sha256), into(job_types), into(created), into(expires),
+      use(token, "token"), use(in_kind, "kind");
+  if (found != soci::i_ok) return std::nullopt;
+  std::error_code ec;
+  json::value types = json::parse(job_types, ec);
+  if (!ec && types.is_array()) {
+    for (const auto& t : types.get_array()) {
+      if (t.is_string()) preview.job_types.emplace_back(t.get_string());
+    }
+  }
+  preview.matched = matched;
+  preview.created_at = created;
+  preview.expires_at = expires;
+  return preview;
+}
+
+Result<Confirmed> DeskSql::confirm(const ConfirmParams& p) {
+  ConfirmFacts facts;
+  facts.preview = preview_for_update(p.token_sha256, p.kind);
+  for (auto& [id, job_type] : dead_ids(p.filter, p.dead_at_order)) facts.ids_now.push_back(id);
+  auto plan = p.decide(facts);
+  if (!plan) return plan.error();
+
+  std::string token = p.token_sha256;
+  c_.session() << "DELETE FROM batch_previews WHERE token_sha256 = :token", use(token, "token");
+  Confirmed out{facts.ids_now, std::nullopt};
+  if (plan->run) {
+    ReplayRun run = *plan->run;
+    run.matched = static_cast<long long>(facts.ids_now.size());
+    run.id = runs_.create(run, facts.ids_now);
+    if (plan->audit) {
+      // The entry names the run it created.
+      json::value details = plan->audit->details ? json::parse(*plan->audit->details)
+                                                 : json::value(json::object{});
+      if (details.is_object()) details.as_object()["replay_id"] = run.id;
+      plan->audit->details = json::serialize(details);
+    }
+    out.run = run;
+  }
+  if (plan->audit) audit_.append(*plan->audit);
+  return out;
+}
+
+// ---- batch dismissal -------------------------------------------------------------------------
+
+DismissBatch DeskSql::dismiss_batch(const DismissBatchParams& p) {
+  DismissBatch out;
+  std::vector<MessageId> dismissed;
+  for (MessageId id : p.ids) {
+    auto queue = reads_.queue_of(id);
+    if (!queue) {
+      ++out.skipped;
+      continue;
+    }
+    UpdateParams u{*queue, id, p.decide, false, false};
+    if (auto m = messages_.update(u)) {
+      dismissed.push_back(id);
+      out.messages.push_back(std::move(*m));
+    } else {
+      ++out.skipped;
+    }
+  }
+  if (!dismissed.empty()) audit_.append(p.audit(dismissed, out.skipped));
+  out.dismissed = static_cast<long long>(dismissed.size());
+  return out;
+}
+
+}  // namespace dlq::store

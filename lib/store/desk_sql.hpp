@@ -1,0 +1,46 @@
+// The dead-letter desk's SQL: the dead view across queues, the matched set of a batch action,
+// stored previews and their confirmation, and batch dismissal. Replay runs are RunSql's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+class AuditSql;
+class Connection;
+class MessageReads;
+class MessageSql;
+class RunSql;
+
+class DeskSql {
+ public:
+  DeskSql(Connection& c, MessageSql& messages, MessageReads& reads, RunSql& runs, AuditSql& audit)
+      : c_(c), messages_(messages), reads_(reads), runs_(runs), audit_(audit) {}
+
+  std::vector<Message> dead_list(const DeadListParams& p);
+  DeadMatch dead_match(const DeadMatchParams& p);
+  void preview_save(const BatchPreview& p);
+  Result<Confirmed> confirm(const ConfirmParams& p);
+  DismissBatch dismiss_batch(const DismissBatchParams& p);
+
+ private:
+  // The dead messages a filter matches, with their job types, in the action's order.
+  std::vector<std::pair<MessageId, std::optional<std::string>>> dead_ids(const DeadFilter& f,
+                                                                         bool dead_at_order);
+  // The stored preview of this token and kind, locked (PostgreSQL) against a second confirmation.
+  std::optional<BatchPreview> preview_for_update(const std::string& token_sha256,
+                                                 const std::string& kind);
+
+  Connection& c_;
+  MessageSql& messages_;
+  MessageReads& reads_;
+  RunSql& runs_;
+  AuditSql& audit_;
+};
+
+}  // namespace dlq::store

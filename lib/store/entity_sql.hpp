@@ -1,0 +1,48 @@
+// Every entity's SQL on one connection: what a store job runs against. The entities reach each
+// other through it (a replay run replays messages; every operator's change writes an audit
+// entry), and it is what the store threads tell before a commit and after a rollback.
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "store/audit_sql.hpp"
+#include "store/claim_sql.hpp"
+#include "store/desk_sql.hpp"
+#include "store/housekeeping_sql.hpp"
+#include "store/leadership_sql.hpp"
+#include "store/message_reads.hpp"
+#include "store/message_sql.hpp"
+#include "store/run_sql.hpp"
+
+namespace dlq::store {
+
+struct EntitySql {
+  // `node`: this process's id in change notifications (PostgreSQL).
+  EntitySql(Connection& c, std::string node)
+      : audit(c),
+        messages(c, audit, std::move(node)),
+        claims(c),
+        reads(c),
+        runs(c, messages, audit),
+        desk(c, messages, reads, runs, audit),
+        housekeeping(c, audit),
+        leadership(c) {}
+  EntitySql(const EntitySql&) = delete;
+  EntitySql& operator=(const EntitySql&) = delete;
+
+  // The transaction is about to commit / was rolled back (MessageSql::before_commit).
+  void before_commit() { messages.before_commit(); }
+  void discard_pending() { messages.discard_pending(); }
+
+  AuditSql audit;
+  MessageSql messages;
+  ClaimSql claims;
+  MessageReads reads;
+  RunSql runs;
+  DeskSql desk;
+  HousekeepingSql housekeeping;
+  LeadershipSql leadership;
+};
+
+}  // namespace dlq::store

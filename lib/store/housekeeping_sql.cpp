@@ -1,0 +1,168 @@
+// Whole-database SQL: purge in batches (the oldest first by the time they entered their status,
+// served by the (status, status_at) partial indexes of migration 007), per-queue counts, deaths
+// per hour. Statements are built per call from the filters given, with named binds.
+#include "store/housekeeping_sql.hpp"
+
+#include <map>
+
+#include <boost/json.hpp>
+
+#include "store/audit_sql.hpp"
+#include "store/connection.hpp"
+#include "store/migrations.hpp"
+#include "store/prepared.hpp"
+
+namespace dlq::store {
+namespace json = boost::json;
+
+Purged HousekeepingSql::purge(const PurgeParams& p) {
+  // The status is written into the text (it is one of three names), so that the planner can
+  // match the partial index of that status (migration 007).
+  std::string sql = "SELECT id, queue FROM messages WHERE status = '" +
+                    std::string(to_string(p.status)) + "' AND status_at < :before";
+  if (p.queue) sql += " AND queue = :queue";
+  std::string except;
+  if (!p.except.empty()) {
+    json::array names;
+    for (const auto& q : p.except) names.emplace_back(q);
+    except = json::serialize(names);
+    sql += " AND queue NOT IN (" + c_.dialect().json_texts("except") + ")";
+  }
+  sql += " ORDER BY status_at LIMIT :limit";
+
+  std::string queue = p.queue.value_or("");
+  long long before = p.before, limit = p.limit, id = 0;
+  std::string row_queue;
+  std::vector<long long> ids;
+  std::map<std::string, long long> counts;
+  soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
+    s.exchange(soci::into(id));
+    s.exchange(soci::into(row_queue));
+    s.exchange(soci::use(before, "before"));
+    if (p.queue) s.exchange(soci::use(queue, "queue"));
+    if (!p.except.empty()) s.exchange(soci::use(except, "except"));
+    s.exchange(soci::use(limit, "limit"));
+  });
+  for_each_row(c_, st, [&] {
+    ids.push_back(id);
+    ++counts[row_queue];
+  });
+  Purged out;
+  if (ids.empty()) return out;
+  json::array list;
+  for (auto i : ids) list.emplace_back(i);
+  std::string id_list = json::serialize(list);
+  const std::string purged = " IN (" + c_.dialect().json_ids("ids") + ")";
+  c_.session() << "DELETE FROM attempts WHERE message_id" + purged, soci::use(id_list, "ids");
+  c_.session() << "DELETE FROM messages WHERE id" + purged, soci::use(id_list, "ids");
+  out.by_queue.assign(counts.begin(), counts.end());
+  out.total = static_cast<long long>(ids.size());
+  if (p.audit) audit_.append(p.audit(out.by_queue));
+  return out;
+}
+
+// Four index-only questions instead of one pass over every row (migrations 006 and 007): counts per
+// status, how many pending ones wait for a later time, the oldest ready, the oldest dead.
+std::vector<QueueStats> HousekeepingSql::stats(const std::optional<std::string>& queue, TimeMs now) {
+  std::map<std::string, QueueStats> by_queue;
+  auto at = [&by_queue](const std::string& q) -> QueueStats& {
+    QueueStats& s = by_queue[q];
+    s.queue = q;
+    return s;
+  };
+  const std::string where_queue = queue ? " AND queue = :queue" : "";
+  std::string in_queue = queue.value_or("");
+  long long in_now = now;
+  // Runs `sql` (its named binds :queue and :now as present), one row of `into` per fetch.
+  auto each_row = [&](const std::string& sql, auto&& into, auto&& row) {
+    soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
+      into(s);
+      if (queue) s.exchange(soci::use(in_queue, "queue"));
+      if (sql.find(":now") != std::string::npos) s.exchange(soci::use(in_now, "now"));
+    });
+    for_each_row(c_, st, row);
+  };
+  std::string q, status;
+  long long n = 0;
+  std::optional<long long> t;
+  each_row("SELECT queue, status, COUNT(*) FROM messages WHERE 1 = 1" + where_queue +
+               " GROUP BY queue, status",
+           [&](soci::statement& st) {
+             st.exchange(soci::into(q));
+             st.exchange(soci::into(status));
+             st.exchange(soci::into(n));
+           },
+           [&] {
+             QueueStats& s = at(q);
+             if (status == "pending") s.ready = n;  // less the scheduled ones, below
+             if (status == "processing") s.processing = n;
+             if (status == "succeeded") s.succeeded = n;
+             if (status == "dead") s.dead = n;
+             if (status == "dismissed") s.dismissed = n;
+           });
+  each_row("SELECT queue, COUNT(*) FROM messages WHERE status = 'pending' AND retry_after > :now" +
+               where_queue + " GROUP BY queue",
+           [&](soci::statement& st) {
+             st.exchange(soci::into(q));
+             st.exchange(soci::into(n));
+           },
+           [&] {
+             QueueStats& s = at(q);
+             s.scheduled = n;
+             s.ready -= n;
+           });
+  // Ready since its retry time, or since it became pending.
+  each_row("SELECT queue, MIN(COALESCE(retry_after, status_at)) FROM messages "
+           "WHERE status = 'pending' AND (retry_after IS NULL OR retry_after <= :now)" +
+               where_queue + " GROUP BY queue",
+           [&](soci::statement& st) {
+             st.exchange(soci::into(q));
+             st.exchange(soci::into(t));
+           },
+           [&] { at(q).oldest_ready_since = t; });
+  each_row("SELECT queue, MIN(dead_at) FROM messages WHERE status = 'dead'" + where_queue +
+               " GROUP BY queue",
+           [&](soci::statement& st) {
+             st.exchange(soci::into(q));
+             st.exchange(soci::into(t));
+           },
+           [&] { at(q).oldest_dead_at = t; });
+
+  std::vector<QueueStats> out;
+  out.reserve(by_queue.size());
+  for (auto& [name, s] : by_queue) out.push_back(std::move(s));
+  if (queue && out.empty()) {
+    QueueStats empty;
+    empty.queue = *queue;
+    out.push_back(empty);
+  }
+  return out;
+}
+
+bool HousekeepingSql::schema_current() { return applied_version(c_) >= latest_version(c_); }
+
+// Sums over queues (or reads one) from dead_letter_hours; hours without a row count zero.
+std::vector<long long> HousekeepingSql::dead_hourly(const std::optional<std::string>& queue,
+                                                    TimeMs from_hour, int hours) {
+  std::vector<long long> counts(static_cast<std::size_t>(hours), 0);
+  long long from = from_hour, until = from_hour + hours * kMillisPerHour;
+  std::string in_queue = queue.value_or("");
+  long long hour = 0, n = 0;
+  std::string sql = std::string("SELECT hour, SUM(count) FROM dead_letter_hours "
+                                "WHERE hour >= :from AND hour < :until") +
+                    (queue ? " AND queue = :queue" : "") + " GROUP BY hour";
+  soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
+    s.exchange(soci::into(hour));
+    s.exchange(soci::into(n));
+    s.exchange(soci::use(from, "from"));
+    s.exchange(soci::use(until, "until"));
+    if (queue) s.exchange(soci::use(in_queue, "queue"));
+  });
+  for_each_row(c_, st, [&] {
+    auto i = (hour - from_hour) / kMillisPerHour;
+    if (i >= 0 && i < hours) counts[static_cast<std::size_t>(i)] += n;
+  });
+  return counts;
+}
+
+}  // namespace dlq::store

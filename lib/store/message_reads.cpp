@@ -1,0 +1,208 @@
+// The reads of messages and their history, each statement beside its named binds and kept
+// prepared for the connection's life.
+#include "store/message_reads.hpp"
+
+#include "store/message_row.hpp"
+#include "store/prepared.hpp"
+
+namespace dlq::store {
+
+using soci::into;
+using soci::use;
+
+namespace {
+
+const std::string kColumns = kMessageColumns;
+
+// A page of a queue, oldest first: every status, or one.
+struct ListPage {
+  std::string queue, status;
+  long long limit = 0, offset = 0;
+
+  void fill(const ListParams& p) {
+    queue = p.queue;
+    if (p.status) status = std::string(to_string(*p.status));
+    limit = p.limit;
+    offset = p.offset;
+  }
+  static std::string where(bool by_status) {
+    return std::string(" FROM messages WHERE queue = :queue") +
+           (by_status ? " AND status = :status" : "") +
+           " ORDER BY created_at, id LIMIT :limit OFFSET :offset";
+  }
+  void exchange_page(soci::statement& st, bool by_status) {
+    st.exchange(use(queue, "queue"));
+    if (by_status) st.exchange(use(status, "status"));
+    st.exchange(use(limit, "limit"));
+    st.exchange(use(offset, "offset"));
+  }
+};
+
+template <bool ByStatus>
+struct ListMessages : ListPage {
+  MessageRow row;
+
+  static std::string sql(const Dialect&) { return "SELECT " + kColumns + where(ByStatus); }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    exchange_page(st, ByStatus);
+  }
+};
+
+template <bool ByStatus>
+struct ListIds : ListPage {
+  long long id = 0;
+
+  static std::string sql(const Dialect&) { return "SELECT id" + where(ByStatus); }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(id));
+    exchange_page(st, ByStatus);
+  }
+};
+
+struct FindMessage {
+  MessageRow row;
+  long long id = 0;
+  std::string queue;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT " + kColumns + " FROM messages WHERE id = :id AND queue = :queue";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    st.exchange(use(id, "id"));
+    st.exchange(use(queue, "queue"));
+  }
+};
+
+// A message's history entries, oldest first.
+struct SelectAttempts {
+  AttemptRow attempt;
+  long long id = 0;
+
+  static std::string sql(const Dialect&) {
+    return std::string("SELECT ") + AttemptRow::kColumns +
+           " FROM attempts WHERE message_id = :id ORDER BY id";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    attempt.exchange_into(st);
+    st.exchange(use(id, "id"));
+  }
+};
+
+// The earliest retry still in the future: when the due-time timer must look again.
+struct NextDue {
+  std::optional<long long> at;
+  long long now = 0;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT MIN(retry_after) FROM messages WHERE status = 'pending' "
+           "AND retry_after IS NOT NULL AND retry_after > :now";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(at));
+    st.exchange(use(now, "now"));
+  }
+};
+
+// The earliest lease to expire: when the reaper must look again.
+struct NextLeaseExpiry {
+  std::optional<long long> at;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT MIN(lease_expires_at) FROM messages WHERE status = 'processing' "
+           "AND lease_expires_at IS NOT NULL";
+  }
+  void exchange(soci::statement& st, const Dialect&) { st.exchange(into(at)); }
+};
+
+}  // namespace
+
+struct MessageReads::Statements {
+  Prepared<ListMessages<false>> list_all;
+  Prepared<ListMessages<true>> list_by_status;
+  Prepared<ListIds<false>> ids_all;
+  Prepared<ListIds<true>> ids_by_status;
+  Prepared<FindMessage> find;
+  Prepared<SelectAttempts> attempts;
+  Prepared<NextDue> next_due;
+  Prepared<NextLeaseExpiry> next_lease;
+};
+
+MessageReads::MessageReads(Connection& c) : c_(c), kept_(std::make_unique<Statements>()) {}
+
+MessageReads::~MessageReads() = default;
+
+namespace {
+
+template <class S>
+std::vector<Message> list_with(Connection& c, Prepared<S>& s, const ListParams& p) {
+  s.binds().fill(p);
+  return fetch_messages(c, s.on(c), s.binds().row);
+}
+
+template <class S>
+std::vector<MessageId> ids_with(Connection& c, Prepared<S>& s, const ListParams& p) {
+  s.binds().fill(p);
+  std::vector<MessageId> out;
+  for_each_row(c, s.on(c), [&] { out.push_back(s.binds().id); });
+  return out;
+}
+
+}  // namespace
+
+std::vector<Message> MessageReads::list(const ListParams& p) {
+  if (p.status) return list_with(c_, kept_->list_by_status, p);
+  return list_with(c_, kept_->list_all, p);
+}
+
+std::vector<MessageId> MessageReads::list_ids(const ListParams& p) {
+  if (p.status) return ids_with(c_, kept_->ids_by_status, p);
+  return ids_with(c_, kept_->ids_all, p);
+}
+
+std::optional<Message> MessageReads::find(const std::string& queue, MessageId id) {
+  auto& s = kept_->find;
+  s.binds().id = id;
+  s.binds().queue = queue;
+  if (!run_once(c_, s.on(c_))) return std::nullopt;
+  return s.binds().row.to_message();
+}
+
+// Rare (the desk's samples and batches): not kept prepared.
+std::optional<std::string> MessageReads::queue_of(MessageId id) {
+  std::optional<std::string> queue;
+  long long in_id = id;
+  c_.session() << "SELECT queue FROM messages WHERE id = :id", into(queue), use(in_id, "id");
+  return queue;
+}
+
+std::vector<AttemptRecord> MessageReads::attempts(MessageId id) {
+  auto& s = kept_->attempts;
+  s.binds().id = id;
+  std::vector<AttemptRecord> out;
+  for_each_row(c_, s.on(c_), [&] { out.push_back(s.binds().attempt.to_record()); });
+  return out;
+}
+
+std::optional<MessageHistory> MessageReads::history(const std::string& queue, MessageId id) {
+  auto found = find(queue, id);
+  if (!found) return std::nullopt;
+  return MessageHistory{std::move(*found), attempts(id)};
+}
+
+Schedule MessageReads::schedule(TimeMs now) {
+  Schedule out;
+  auto& due = kept_->next_due;
+  due.binds().now = now;
+  due.binds().at.reset();
+  run_once(c_, due.on(c_));
+  out.next_due = due.binds().at;
+  auto& lease = kept_->next_lease;
+  lease.binds().at.reset();
+  run_once(c_, lease.on(c_));
+  out.next_lease_expiry = lease.binds().at;
+  return out;
+}
+
+}  // namespace dlq::store

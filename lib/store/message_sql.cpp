@@ -1,0 +1,442 @@
+// The statements that change messages, each beside its named binds, and the transitions built
+// on them: read under a lock, let the core decide, write the row with its history.
+#include "store/message_sql.hpp"
+
+#include <algorithm>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
+
+#include "store/audit_sql.hpp"
+#include "store/message_row.hpp"
+#include "store/pg_listener.hpp"
+#include "store/prepared.hpp"
+
+namespace dlq::store {
+
+using soci::into;
+using soci::use;
+
+namespace {
+
+const std::string kColumns = kMessageColumns;
+
+// One new message, or no row when its idempotency key is in flight.
+struct InsertMessage {
+  std::string queue, payload;
+  long long max_retries = 0, priority = 0, now = 0;
+  std::optional<long long> run_at;
+  std::optional<std::string> job_type, key;
+  long long id = 0;  // RETURNING id, where the dialect answers it
+
+  static std::string sql(const Dialect& d) {
+    return std::string(
+               "INSERT INTO messages (queue, payload, status, retry_count, max_retries, "
+               "retry_after, created_at, updated_at, priority, job_type, idempotency_key, "
+               "life_started_at, status_at) VALUES (:queue, :payload, 'pending', 0, :max_retries, "
+               ":run_at, :now, :now, :priority, :job_type, :key, :now, :now) "
+               "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL "
+               "AND status IN ('pending', 'processing') DO NOTHING") +
+           (d.insert_returns_id ? " RETURNING id" : "");
+  }
+  void exchange(soci::statement& st, const Dialect& d) {
+    if (d.insert_returns_id) st.exchange(into(id));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(payload, "payload"));
+    st.exchange(use(max_retries, "max_retries"));
+    st.exchange(use(run_at, "run_at"));
+    st.exchange(use(now, "now"));
+    st.exchange(use(priority, "priority"));
+    st.exchange(use(job_type, "job_type"));
+    st.exchange(use(key, "key"));
+  }
+};
+
+// PostgreSQL: many messages without idempotency keys in one statement (one round trip). The
+// rows are inserted in the order of the sorted SELECT and the identity default is evaluated as
+// each is inserted, so the ids ascend in input order (a store test checks it).
+struct InsertMessages {
+  std::string queue, items;  // items: a JSON array of the new messages
+  long long now = 0;
+  long long id = 0;
+
+  static std::string sql(const Dialect&) {
+    return "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
+           "created_at, updated_at, priority, job_type, life_started_at, status_at) "
+           "SELECT :queue, item->>'payload', 'pending', 0, CAST(item->>'max_retries' AS BIGINT), "
+           "CAST(item->>'run_at' AS BIGINT), :now, :now, CAST(item->>'priority' AS BIGINT), "
+           "item->>'job_type', :now, :now "
+           "FROM json_array_elements(CAST(:items AS json)) WITH ORDINALITY AS t(item, ord) "
+           "ORDER BY ord RETURNING id";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(id));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(now, "now"));
+    st.exchange(use(items, "items"));
+  }
+};
+
+// The holder of a key to hand back: in flight first (there is at most one), then the newest
+// succeeded one.
+struct FindKeyHolder {
+  MessageRow row;
+  std::string queue, key;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT " + kColumns + " FROM messages WHERE queue = :queue AND idempotency_key = :key "
+           "AND status IN ('pending', 'processing', 'succeeded') "
+           "ORDER BY CASE WHEN status = 'succeeded' THEN 1 ELSE 0 END, id DESC LIMIT 1";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(key, "key"));
+  }
+};
+
+// The message a transition reads, locked until the transaction ends.
+struct SelectForUpdate {
+  MessageRow row;
+  long long id = 0;
+  std::string queue;
+
+  static std::string sql(const Dialect& d) {
+    return "SELECT " + kColumns + " FROM messages WHERE id = :id AND queue = :queue" + d.for_update;
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    st.exchange(use(id, "id"));
+    st.exchange(use(queue, "queue"));
+  }
+};
+
+// The statuses of the other messages of a queue that share a key.
+struct KeyHolders {
+  std::string status, queue, key;
+  long long id = 0;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT status FROM messages WHERE queue = :queue AND idempotency_key = :key "
+           "AND id <> :id";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(status));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(key, "key"));
+    st.exchange(use(id, "id"));
+  }
+};
+
+struct UpdateMessage {
+  MessageUpdateRow row;
+
+  static std::string sql(const Dialect&) { return MessageUpdateRow::kSql; }
+  void exchange(soci::statement& st, const Dialect&) { row.exchange_use(st); }
+};
+
+// PostgreSQL: the UPDATE and one history entry in one statement (a data-modifying WITH).
+struct UpdateWithAttempt {
+  MessageUpdateRow row;
+  AttemptRow attempt;
+
+  static std::string sql(const Dialect&) {
+    return std::string("WITH updated AS (") + MessageUpdateRow::kSql + ") " +
+           AttemptRow::kInsertSql;
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_use(st);
+    attempt.exchange_use(st);
+  }
+};
+
+struct InsertAttempt {
+  AttemptRow attempt;
+
+  static std::string sql(const Dialect&) { return AttemptRow::kInsertSql; }
+  void exchange(soci::statement& st, const Dialect&) { attempt.exchange_use(st); }
+};
+
+// Processing messages whose lease expired, oldest expiry first; PostgreSQL skips those another
+// node is reaping.
+struct SelectExpired {
+  MessageRow row;
+  long long now = 0, limit = 0;
+
+  static std::string sql(const Dialect& d) {
+    return "SELECT " + kColumns + " FROM messages WHERE status = 'processing' "
+           "AND lease_expires_at <= :now ORDER BY lease_expires_at LIMIT :limit" +
+           d.for_update_skip_locked;
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    st.exchange(use(now, "now"));
+    st.exchange(use(limit, "limit"));
+  }
+};
+
+// A message as its INSERT just stored it: the columns the statement does not set keep their
+// defaults, which are Message's own.
+Message stored_message(const std::string& queue, const NewMessage& m, TimeMs now, MessageId id) {
+  Message out;
+  out.id = id;
+  out.queue = queue;
+  out.payload = m.payload;
+  out.status = Status::pending;
+  out.max_retries = m.max_retries;
+  out.retry_after = m.run_at;
+  out.created_at = now;
+  out.updated_at = now;
+  out.priority = m.priority;
+  out.job_type = m.job_type;
+  out.idempotency_key = m.idempotency_key;
+  out.life_started_at = now;
+  out.status_at = now;
+  return out;
+}
+
+}  // namespace
+
+struct MessageSql::Statements {
+  Prepared<InsertMessage> insert;
+  Prepared<InsertMessages> insert_many;
+  Prepared<FindKeyHolder> find_key_holder;
+  Prepared<SelectForUpdate> select_for_update;
+  Prepared<KeyHolders> key_holders;
+  Prepared<UpdateMessage> update;
+  Prepared<UpdateWithAttempt> update_with_attempt;
+  Prepared<InsertAttempt> insert_attempt;
+  Prepared<SelectExpired> expired;
+};
+
+MessageSql::MessageSql(Connection& c, AuditSql& audit, std::string node)
+    : c_(c), audit_(audit), node_(std::move(node)), kept_(std::make_unique<Statements>()) {}
+
+MessageSql::~MessageSql() = default;
+
+// ---- enqueue ---------------------------------------------------------------------------------
+
+std::optional<MessageId> MessageSql::insert_row(const std::string& queue, const NewMessage& m,
+                                                TimeMs now) {
+  auto& s = kept_->insert;
+  auto& b = s.binds();
+  b.queue = queue;
+  b.payload = m.payload;
+  b.max_retries = m.max_retries;
+  b.run_at = m.run_at;
+  b.now = now;
+  b.priority = m.priority;
+  b.job_type = m.job_type;
+  b.key = m.idempotency_key;
+  auto& st = s.on(c_);
+  if (c_.dialect().insert_returns_id) {
+    if (st.execute(true)) return b.id;
+    return std::nullopt;
+  }
+  run_once(c_, st);
+  // No change: the idempotency index turned the row away (ON CONFLICT DO NOTHING).
+  if (c_.changes() == 1) return c_.last_insert_rowid();
+  return std::nullopt;
+}
+
+std::optional<Message> MessageSql::key_holder(const std::string& queue, const std::string& key) {
+  auto& s = kept_->find_key_holder;
+  s.binds().queue = queue;
+  s.binds().key = key;
+  if (!run_once(c_, s.on(c_))) return std::nullopt;
+  return s.binds().row.to_message();
+}
+
+std::vector<Inserted> MessageSql::insert_many(const InsertParams& p) {
+  boost::json::array items;
+  items.reserve(p.messages.size());
+  for (const auto& m : p.messages) {
+    boost::json::object item;
+    item["payload"] = m.payload;
+    item["max_retries"] = m.max_retries;
+    item["priority"] = m.priority;
+    if (m.run_at) item["run_at"] = *m.run_at;
+    if (m.job_type) item["job_type"] = *m.job_type;
+    items.push_back(std::move(item));
+  }
+  auto& s = kept_->insert_many;
+  s.binds().queue = p.queue;
+  s.binds().now = p.now;
+  s.binds().items = boost::json::serialize(items);
+  std::vector<MessageId> ids;
+  ids.reserve(p.messages.size());
+  for_each_row(c_, s.on(c_), [&] { ids.push_back(s.binds().id); });
+  if (ids.size() != p.messages.size()) throw std::runtime_error("batch insert lost rows");
+  std::sort(ids.begin(), ids.end());
+  std::vector<Inserted> out;
+  out.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    Message created = stored_message(p.queue, p.messages[i], p.now, ids[i]);
+    note_due(created);
+    out.push_back({std::move(created), true});
+  }
+  return out;
+}
+
+std::vector<Inserted> MessageSql::insert(const InsertParams& p) {
+  bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
+                              [](const NewMessage& m) { return m.idempotency_key.has_value(); });
+  if (c_.dialect().combines_statements && keyless && p.messages.size() > 1) return insert_many(p);
+  std::vector<Inserted> out;
+  out.reserve(p.messages.size());
+  for (const auto& m : p.messages) {
+    if (m.idempotency_key) {
+      if (auto holder = key_holder(p.queue, *m.idempotency_key)) {
+        out.push_back({std::move(*holder), false});
+        continue;
+      }
+    }
+    if (auto id = insert_row(p.queue, m, p.now)) {
+      Message created = stored_message(p.queue, m, p.now, *id);
+      note_due(created);
+      out.push_back({std::move(created), true});
+      continue;
+    }
+    // Another transaction (another node) inserted the key between our check and our insert.
+    auto holder = key_holder(p.queue, *m.idempotency_key);
+    if (!holder) throw std::runtime_error("idempotency key conflict without a holder");
+    out.push_back({std::move(*holder), false});
+  }
+  return out;
+}
+
+// ---- transitions -----------------------------------------------------------------------------
+
+void MessageSql::write(const Message& m) {
+  auto& s = kept_->update;
+  s.binds().row.assign(m);
+  run_once(c_, s.on(c_));
+}
+
+void MessageSql::write_with_history(const Message& m, const AttemptRecord& a) {
+  auto& s = kept_->update_with_attempt;
+  s.binds().row.assign(m);
+  s.binds().attempt.assign(a);
+  run_once(c_, s.on(c_));
+}
+
+void MessageSql::append_history(const std::vector<AttemptRecord>& history) {
+  auto& s = kept_->insert_attempt;
+  for (const auto& a : history) {
+    s.binds().attempt.assign(a);
+    run_once(c_, s.on(c_));
+  }
+}
+
+std::vector<Status> MessageSql::other_key_holders(const Message& m) {
+  auto& s = kept_->key_holders;
+  auto& b = s.binds();
+  b.queue = m.queue;
+  b.key = *m.idempotency_key;
+  b.id = m.id;
+  std::vector<Status> out;
+  for_each_row(c_, s.on(c_), [&] {
+    if (auto status = parse_status(b.status)) out.push_back(*status);
+  });
+  return out;
+}
+
+Result<Message> MessageSql::update(const UpdateParams& p) {
+  auto& select = kept_->select_for_update;
+  select.binds().id = p.id;
+  select.binds().queue = p.queue;
+  if (!run_once(c_, select.on(c_))) return Error(Errc::message_not_found, "message not found");
+  const Message current = select.binds().row.to_message();
+
+  Related related;
+  if (p.load_key_holders && current.idempotency_key) related.key_holders = other_key_holders(current);
+
+  auto change = p.decide(current, related);
+  if (!change) return change.error();
+  if (p.dry_run || change->unchanged) return std::move(change->next);
+  // The key holders were read without a lock on rows that did not exist yet: another node may
+  // have put the key in flight since. The partial unique index has the last word; a savepoint
+  // keeps its refusal from aborting the whole (group) transaction.
+  const Message& next = change->next;
+  bool guard_key = p.load_key_holders && next.idempotency_key &&
+                   (next.status == Status::pending || next.status == Status::processing);
+  // PostgreSQL: the usual single history entry rides in the UPDATE's statement (one round
+  // trip fewer per succeed or fail).
+  bool with_history = c_.dialect().combines_statements && change->history.size() == 1;
+  if (guard_key) c_.execute("SAVEPOINT key_guard");
+  try {
+    if (with_history) {
+      write_with_history(next, change->history.front());
+    } else {
+      write(next);
+    }
+  } catch (const soci::soci_error& e) {
+    if (!guard_key || !is_unique_violation(e)) throw;
+    c_.execute("ROLLBACK TO SAVEPOINT key_guard");
+    c_.execute("RELEASE SAVEPOINT key_guard");
+    return Error(Errc::idempotency_conflict,
+                 "another message with this idempotency key is already in flight");
+  }
+  if (guard_key) c_.execute("RELEASE SAVEPOINT key_guard");
+  if (!with_history) append_history(change->history);
+  if (change->audit) audit_.append(*change->audit);
+  note_due(next);
+  note_death(current.status, next);
+  return std::move(change->next);
+}
+
+std::vector<Message> MessageSql::reap(const ReapParams& p) {
+  auto& s = kept_->expired;
+  s.binds().now = p.now;
+  s.binds().limit = p.limit;
+  auto expired = fetch_messages(c_, s.on(c_), s.binds().row);
+  std::vector<Message> out;
+  out.reserve(expired.size());
+  for (const auto& m : expired) {
+    Change change = p.decide(m);
+    write(change.next);
+    append_history(change.history);
+    note_due(change.next);
+    note_death(m.status, change.next);
+    out.push_back(std::move(change.next));
+  }
+  return out;
+}
+
+// ---- before the commit -----------------------------------------------------------------------
+
+void MessageSql::note_due(const Message& m) {
+  if (c_.is_sqlite() || m.status != Status::pending) return;
+  TimeMs due = m.retry_after.value_or(0);
+  auto [it, inserted] = notes_.try_emplace(m.queue, due);
+  if (!inserted) it->second = std::min(it->second, due);
+}
+
+void MessageSql::note_death(Status before, const Message& next) {
+  if (next.status != Status::dead || before == Status::dead || !next.dead_at) return;
+  deaths_[{next.queue, *next.dead_at / kMillisPerHour * kMillisPerHour}] += 1;
+}
+
+void MessageSql::discard_pending() {
+  notes_.clear();
+  deaths_.clear();
+}
+
+void MessageSql::before_commit() {
+  for (const auto& [queue, due] : notes_) {
+    // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters).
+    c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(node_, queue, due) + "'");
+  }
+  notes_.clear();
+  for (const auto& [key, count] : deaths_) {
+    std::string queue = key.first;
+    long long hour = key.second, n = count;
+    c_.session() << "INSERT INTO dead_letter_hours (queue, hour, count) VALUES (:queue, :hour, :n) "
+                    "ON CONFLICT (queue, hour) DO UPDATE SET count = dead_letter_hours.count + :n",
+        use(queue, "queue"), use(hour, "hour"), use(n, "n");
+  }
+  deaths_.clear();
+}
+
+}  // namespace dlq::store

@@ -1,0 +1,67 @@
+// The messages that change: enqueue, each transition a worker, the reaper or an operator makes
+// (with its history entry and audit entry), and what a transaction announces just before it
+// commits (claims are ClaimSql's). One per connection, on a store thread; the caller opens and
+// commits transactions.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+class AuditSql;
+class Connection;
+
+class MessageSql {
+ public:
+  // `node`: this process's id in change notifications (PostgreSQL).
+  MessageSql(Connection& c, AuditSql& audit, std::string node);
+  ~MessageSql();
+  MessageSql(const MessageSql&) = delete;
+  MessageSql& operator=(const MessageSql&) = delete;
+
+  std::vector<Inserted> insert(const InsertParams& p);
+  // Reads the message under a lock, lets p.decide compute the transition, writes it with its
+  // history and audit entry.
+  Result<Message> update(const UpdateParams& p);
+  std::vector<Message> reap(const ReapParams& p);
+
+  // Just before the transaction commits: messages that became due in it are announced to other
+  // nodes (PostgreSQL NOTIFY), and the deaths it made are added to dead_letter_hours, in
+  // (queue, hour) order so that concurrent transactions lock those rows in one order. A
+  // rolled-back change does neither.
+  void before_commit();
+  void discard_pending();
+
+ private:
+  struct Statements;  // message_sql.cpp: each kept statement with its SQL and its binds
+
+  // One INSERT of a new message: its id, or none when its idempotency key is taken.
+  std::optional<MessageId> insert_row(const std::string& queue, const NewMessage& m, TimeMs now);
+  std::optional<Message> key_holder(const std::string& queue, const std::string& key);
+  std::vector<Inserted> insert_many(const InsertParams& p);
+  void write(const Message& m);
+  // PostgreSQL: write() and one history entry in one statement.
+  void write_with_history(const Message& m, const AttemptRecord& a);
+  void append_history(const std::vector<AttemptRecord>& history);
+  std::vector<Status> other_key_holders(const Message& m);
+
+  void note_due(const Message& m);
+  // Counts `next` in dead_letter_hours when this change made it dead.
+  void note_death(Status before, const Message& next);
+
+  Connection& c_;
+  AuditSql& audit_;
+  std::string node_;
+  std::unique_ptr<Statements> kept_;
+  std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
+  std::map<std::pair<std::string, TimeMs>, long long> deaths_;  // (queue, hour) -> deaths
+};
+
+}  // namespace dlq::store
