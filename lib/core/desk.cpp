@@ -18,8 +18,11 @@ namespace {
 
 constexpr std::size_t kDismissBatch = 1000;
 
-// What makes a confirmation stale: one message more or less, or another order.
-std::string ids_digest(const std::vector<MessageId>& ids) {
+// What makes a confirmation stale: one message more or less. The token binds the set, not an
+// order: the preview reads in id order, a confirmation with keep_order in dead_at order, so both
+// digest the ids sorted (which is also how previews stored before this rule were digested).
+std::string ids_digest(std::vector<MessageId> ids) {
+  std::sort(ids.begin(), ids.end());
   std::string text;
   text.reserve(ids.size() * 8);
   for (auto id : ids) {
@@ -67,12 +70,24 @@ double rate_cap(const Config& config, const std::vector<std::string>& job_types)
   return cap;
 }
 
+// The queue a batch action's canonical filter names, for the entry's own `queue` (GET
+// /audit?queue= finds it); none when the filter spans queues.
+std::optional<std::string> filter_queue(const std::string& canonical) {
+  std::error_code ec;
+  json::value v = json::parse(canonical, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  const auto* queue = v.get_object().if_contains("queue");
+  if (queue == nullptr || !queue->is_string()) return std::nullopt;
+  return std::string(queue->get_string());
+}
+
 AuditEntry run_audit(const store::ReplayRun& before, const store::ReplayRun& after,
                      const std::string& action, const RequestContext& ctx) {
   AuditEntry e;
   e.at = ctx.now;
   e.actor = ctx.actor;
   e.action = action;
+  e.queue = filter_queue(before.filter);
   e.filter = before.filter;
   json::object d{{"replay_id", before.id},
                  {"status_before", before.status},
@@ -183,6 +198,7 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const Request
     audit.at = ctx.now;
     audit.actor = ctx.actor;
     audit.action = "batch_replay";
+    audit.queue = in.filter.queue;
     audit.filter = filter;
     audit.reason = in.reason;
     audit.details = json::serialize(json::object{
@@ -230,6 +246,7 @@ awaitable<Result<DismissOutcome>> DeadLetterDesk::confirm_dismiss(const RequestC
       e.at = ctx.now;
       e.actor = ctx.actor;
       e.action = "dismiss";
+      e.queue = in.filter.queue;
       e.message_ids = dismissed;
       e.filter = filter;
       e.reason = in.reason;

@@ -163,4 +163,57 @@ BOOST_AUTO_TEST_CASE(pages_newest_first_and_filters) {
   BOOST_TEST(s.c.request("DELETE", "/audit", "", s.as(s.ops)).status == 405);
 }
 
+// Batch actions carry the queue their filter names, so ?queue= finds them like single ones; a
+// filter on another queue (a longer name sharing the prefix) is not found.
+BOOST_AUTO_TEST_CASE(batch_actions_are_found_by_the_queue_their_filter_names) {
+  AuditServer s;
+  std::string q = fresh_queue("auditbatch");
+  std::string more = q + "-more";
+  std::vector<std::int64_t> dismissed{s.dead(q, "a"), s.dead(q, "b")};
+  s.dead(more, "c");
+  auto batch = [&s](const char* route, const json::object& filter, json::object extra) {
+    auto p = s.c.post(route, json::object{{"filter", filter}, {"dry_run", true}}, s.as(s.ops));
+    BOOST_REQUIRE_EQUAL(p.status, 200);
+    extra["filter"] = filter;
+    extra["confirm_token"] = p.json().at("confirm_token");
+    return s.c.post(route, extra, s.as(s.ops));
+  };
+  BOOST_REQUIRE_EQUAL(batch("/dlq/dismiss", json::object{{"queue", q}}, {}).status, 200);
+  BOOST_REQUIRE_EQUAL(batch("/dlq/dismiss", json::object{{"queue", more}}, {}).status, 200);
+
+  auto found = s.audit("?queue=" + q);
+  BOOST_REQUIRE_EQUAL(found.at("count").as_int64(), 1);
+  const auto& entry = found.at("entries").as_array()[0];
+  BOOST_TEST(str(entry, "action") == "dismiss");
+  BOOST_TEST(str(entry, "queue") == q);
+  BOOST_TEST(entry.at("message_ids").as_array() == json::array(dismissed.begin(), dismissed.end()));
+  auto other = s.audit("?queue=" + more);
+  BOOST_REQUIRE_EQUAL(other.at("count").as_int64(), 1);
+  BOOST_TEST(str(other.at("entries").as_array()[0], "queue") == more);
+
+  // A batch replay (far in the future, so it stays scheduled), paused and cancelled.
+  std::vector<std::int64_t> replayed{s.dead(q, "d"), s.dead(q, "e")};
+  auto started = batch("/dlq/replay", json::object{{"queue", q}}, {{"delay_seconds", 3600}});
+  BOOST_REQUIRE_EQUAL(started.status, 202);
+  auto run_id = started.json().at("replay_id").as_int64();
+  std::string base = "/dlq/replays/" + std::to_string(run_id);
+  BOOST_REQUIRE_EQUAL(s.c.post(base + "/pause", s.as(s.ops)).status, 200);
+  BOOST_REQUIRE_EQUAL(s.c.post(base + "/cancel", s.as(s.ops)).status, 200);
+  std::vector<std::string> actions;
+  auto all = s.audit("?queue=" + q);
+  for (const auto& e : all.at("entries").as_array()) {
+    actions.push_back(str(e, "action"));
+    BOOST_TEST(str(e, "queue") == q);
+    if (str(e, "action") != "dismiss") BOOST_TEST(e.at("details").at("replay_id").as_int64() == run_id);
+  }
+  BOOST_TEST(actions == std::vector<std::string>(
+                            {"batch_replay_cancel", "batch_replay_pause", "batch_replay", "dismiss"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(s.audit("?queue=" + more).at("count").as_int64() == 1);
+
+  auto unused = s.audit("?queue=" + fresh_queue("auditunused"));
+  BOOST_TEST(unused.at("count").as_int64() == 0);
+  BOOST_TEST(unused.at("entries").as_array().empty());
+}
+
 BOOST_AUTO_TEST_SUITE_END()

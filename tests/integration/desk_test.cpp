@@ -76,6 +76,34 @@ std::int64_t replay_count(HttpClient& c, const std::string& queue, std::int64_t 
   return c.get(message_path(queue, id)).json().at("replay_count").as_int64();
 }
 
+// Enqueues one message per entry of `death_order` into `queue` and makes them die in that order
+// (indexes into the enqueue order), 10 s apart on the X-Now clock: the ids of the messages in
+// the order they died. The i-th to die gets the highest priority but i, so that each claim takes
+// it.
+std::vector<std::int64_t> die_in_order(HttpClient& c, const std::string& queue,
+                                       const std::vector<int>& death_order) {
+  const auto n = static_cast<int>(death_order.size());
+  std::vector<int> priority(death_order.size());
+  for (int rank = 0; rank < n; ++rank) priority[static_cast<std::size_t>(death_order[rank])] = n - rank;
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < n; ++i) {
+    auto m = enqueue(c, queue, "m" + std::to_string(i),
+                     {{"max_retries", 1}, {"priority", priority[static_cast<std::size_t>(i)]}});
+    ids.push_back(m.at("id").as_int64());
+  }
+  std::vector<std::int64_t> died;
+  for (int rank = 0; rank < n; ++rank) {
+    auto when = now_header(at_s(10.0 * rank));
+    auto m = claim_one(c, queue, when);
+    auto id = m.at("id").as_int64();
+    BOOST_REQUIRE_EQUAL(id, ids[static_cast<std::size_t>(death_order[rank])]);
+    auto failed = c.post(message_path(queue, id, "fail"), json::object{{"error", "boom"}}, when);
+    BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
+    died.push_back(id);
+  }
+  return died;
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(dead_letter_desk)
@@ -202,6 +230,50 @@ BOOST_AUTO_TEST_CASE(a_set_that_changed_since_the_preview_is_stale_and_nothing_s
   auto bad = c.post("/dlq/replay", json::object{{"filter", json::object{{"error_class", "x"}}},
                                                 {"dry_run", true}, {"rate_per_second", 0}});
   BOOST_TEST(error_fields(bad) == std::vector<std::string>({"filter.error_class", "rate_per_second"}));
+}
+
+// The token binds the previewed set, not an order: a replay that keeps the order (dead_at) is
+// confirmed although the preview read the ids in id order, and replays in the order they died.
+BOOST_AUTO_TEST_CASE(keep_order_confirms_the_previewed_set_and_replays_in_the_order_of_death) {
+  HttpClient c(shared_dlqd().port());
+  for (const std::vector<int>& order : {std::vector<int>{3, 2, 1, 0}, std::vector<int>{1, 3, 0, 2}}) {
+    BOOST_TEST_CONTEXT("death order " << order[0] << order[1] << order[2] << order[3]) {
+      std::string kept = fresh_queue("keep");
+      auto died = die_in_order(c, kept, order);
+      json::object filter{{"queue", kept}};
+      auto p = preview(c, filter);
+      auto res = confirm(c, filter, p, {{"keep_order", true}, {"rate_per_second", 2}});
+      BOOST_REQUIRE_EQUAL(res.status, 202);
+      auto run = await_run(c, res.json().at("replay_id").as_int64(), "done");
+      BOOST_REQUIRE_EQUAL(str(run, "status"), "done");
+      BOOST_TEST(run.at("replayed").as_int64() == 4);
+      BOOST_TEST(run.at("keep_order").as_bool());
+      // Paced at 2/s, each replay is its own step: updated_at rises in the order of death.
+      std::vector<std::string> replayed_at;
+      for (auto id : died) replayed_at.push_back(str(c.get(message_path(kept, id)).json(), "updated_at"));
+      for (std::size_t i = 1; i < replayed_at.size(); ++i) {
+        BOOST_TEST(replayed_at[i - 1] < replayed_at[i], "replay " << i << " came before replay " << i - 1);
+      }
+
+      std::string plain = fresh_queue("idorder");
+      die_in_order(c, plain, order);
+      json::object plain_filter{{"queue", plain}};
+      auto p2 = preview(c, plain_filter);
+      BOOST_TEST(confirm(c, plain_filter, p2, {{"rate_per_second", 100}}).status == 202);
+
+      // One death more after the preview is another set, whatever the order asked.
+      std::string grown = fresh_queue("grown");
+      die_in_order(c, grown, order);
+      json::object grown_filter{{"queue", grown}};
+      auto p3 = preview(c, grown_filter);
+      make_dead(c, grown, 1);
+      for (bool keep_order : {true, false}) {
+        auto stale = confirm(c, grown_filter, p3, {{"keep_order", keep_order}});
+        BOOST_TEST(stale.status == 409);
+        BOOST_TEST(str(stale.json(), "type") == "https://dlq.dev/problems/preview-stale");
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(an_expired_preview_is_stale) {
