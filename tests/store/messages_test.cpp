@@ -210,11 +210,11 @@ BOOST_AUTO_TEST_CASE(queue_stats_of_a_queue_without_messages_are_zeros) {
 
 BOOST_AUTO_TEST_CASE(write_stats_grow_with_writes_and_their_histograms_agree) {
   auto start = store->write_stats();
-  insert("q", "one", T);
+  Message first = insert("q", "one", T);
   auto one = store->write_stats();
   BOOST_TEST(one.operations - start.operations == 1u);
   BOOST_TEST(one.commits - start.commits == 1u);
-  wait(store->message_find("q", 1));  // reads are not writes
+  wait(store->message_find("q", first.id));  // reads are not writes
   BOOST_TEST(store->write_stats().operations == one.operations);
 
   constexpr int kWrites = 60;
@@ -240,7 +240,7 @@ BOOST_AUTO_TEST_CASE(write_stats_grow_with_writes_and_their_histograms_agree) {
   BOOST_TEST(s.wait_seconds.count() == s.operations);
   BOOST_TEST(s.handback_seconds.count() == s.operations);
   BOOST_TEST(s.commit_seconds.sum_seconds > 0.0);
-  BOOST_TEST(s.commit_seconds.sum_seconds >= start.commit_seconds.sum_seconds);
+  BOOST_TEST(s.statements_seconds.sum_seconds > 0.0);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,7 +1,6 @@
-// Replay runs on both databases: a run read back with the outcomes of its replayed messages as
-// they are now, the list (newest first, the leader's active view, by message), paced steps with
-// their fences (a stale expected_next_seq, another node's step, a start still ahead), and
-// pause/resume/cancel as the core decides them, audited.
+// Replay runs on both databases: read back with the outcomes of their replayed messages as they
+// are now, listed (newest first, the leader's active ones, by message), stepped within their
+// fences (a stale next_seq, another node's step, a start ahead), changed as the core decides.
 #include <boost/test/unit_test.hpp>
 
 #include "store/store_fixture.hpp"
