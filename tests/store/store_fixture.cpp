@@ -1,5 +1,7 @@
 #include "store/store_fixture.hpp"
 
+#include <stdexcept>
+
 #include "config/database_url.hpp"
 #include "core/transitions.hpp"
 #include "support/pg_admin.hpp"
@@ -32,21 +34,35 @@ Message StoreFixture::insert(const std::string& queue, const std::string& payloa
 Message StoreFixture::dead_message(const std::string& queue, const std::string& payload,
                                    store::NewMessage extra) {
   constexpr TimeMs kAt = 4102444800000;  // 2100-01-01
+  return dead_message_at(queue, payload, kAt, std::move(extra));
+}
+
+Message StoreFixture::dead_message_at(const std::string& queue, const std::string& payload,
+                                      TimeMs at, store::NewMessage extra, core::FailInput why) {
   extra.max_retries = 1;
-  Message m = insert(queue, payload, kAt, extra);
-  store::ClaimParams claim;
-  claim.queue = queue;
-  claim.now = kAt;
-  claim.lease_expires_at = kAt + 30000;
-  claim.lease_token = "0123456789abcdef0123456789abcdef";
-  wait(store->messages_claim(claim));
+  Message m = insert(queue, payload, at, extra);
+  auto claimed = claim(queue, at);
+  if (claimed.size() != 1 || claimed[0].id != m.id) {
+    throw std::logic_error("dead_message_at: queue " + queue + " holds another due message");
+  }
   store::UpdateParams fail;
   fail.queue = queue;
   fail.id = m.id;
-  fail.decide = [](const Message& current, const store::Related&) {
-    return core::fail(current, {}, QueuePolicy{}, kAt, [] { return 0.0; });
+  fail.decide = [at, why = std::move(why)](const Message& current, const store::Related&) {
+    return core::fail(current, why, QueuePolicy{}, at, [] { return 0.0; });
   };
   return wait(store->message_update(fail)).value();
+}
+
+std::vector<Message> StoreFixture::claim(const std::string& queue, TimeMs now, int max,
+                                         const std::string& token) {
+  store::ClaimParams p;
+  p.queue = queue;
+  p.now = now;
+  p.max = max;
+  p.lease_expires_at = now + 30000;
+  p.lease_token = token;
+  return wait(store->messages_claim(std::move(p)));
 }
 
 }  // namespace dlq::test

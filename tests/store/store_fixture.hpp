@@ -10,6 +10,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include "core/transitions.hpp"
 #include "store/sql_store.hpp"
 #include "support/temp_dir.hpp"
 
@@ -35,6 +36,14 @@ struct StoreFixture {
   // Inserts, claims and fails a message once with max_retries 1: it is dead.
   Message dead_message(const std::string& queue, const std::string& payload,
                        store::NewMessage extra = {});
+  // The same at a time of the test's choosing: inserted, claimed and failed at `at`, dead for the
+  // reason `why` makes (retries_exhausted; non_retryable when why.retryable is false). Its queue
+  // must hold no other due message, or the claim would take that one (it throws then).
+  Message dead_message_at(const std::string& queue, const std::string& payload, TimeMs at,
+                          store::NewMessage extra = {}, core::FailInput why = {});
+  // Claims up to `max` messages of `queue` at `now` under `token`, with a 30 s lease.
+  std::vector<Message> claim(const std::string& queue, TimeMs now, int max = 1,
+                             const std::string& token = "0123456789abcdef0123456789abcdef");
 
   TempDir dir;
   std::string url;
