@@ -21,6 +21,8 @@ else
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   packages+=(postgresql sqlite3 curl bc openssl clang-14 libclang-rt-14-dev)
+  # Python 3 runs the layer check (tests/layers/check_layers.py), a plain script without packages.
+  packages+=(python3)
   # systemd-analyze checks config/dlqd.service (tests/packaging/verify-unit.sh); script(1),
   # from the essential bsdutils, gives dlqctl a terminal in its progress-bar test.
   packages+=(systemd)

@@ -29,7 +29,8 @@ struct RequestContext {
   // The clock's reading when the handler built the context, or X-Now where testing allows it.
   TimeMs now = 0;
   bool pinned_now = false;  // `now` came from X-Now: later steps run on from that instant
-  // Who asks: the access token's name once access control exists; none today.
+  // Who asks: the access token's name ("anonymous" when tokens are not configured); none where
+  // no request asks (tests, the server's own tasks).
   std::optional<std::string> actor;
   std::string request_id;
   ClientWatch* client = nullptr;  // none for callers that cannot be watched (tests, tasks)
