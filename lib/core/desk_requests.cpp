@@ -130,6 +130,20 @@ FieldErrors decode_page(const QueryParams& query, int& limit, std::optional<long
   return errors;
 }
 
+FieldErrors decode_runs(const QueryParams& query, RunsQuery& out) {
+  FieldErrors errors = decode_page(query, out.limit, out.after_id);
+  out.message_id =
+      query_integer(query, "message_id", "message_id", 1, 999999999999999999LL, errors);
+  return errors;
+}
+
+FieldErrors decode_dead_hourly(const QueryParams& query, HourlyQuery& out) {
+  FieldErrors errors;
+  out.queue = query_queue(query, "queue", errors);
+  out.hours = static_cast<int>(query_integer(query, "hours", "hours", 1, 168, errors).value_or(24));
+  return errors;
+}
+
 FieldErrors decode_batch_replay(const json::object& body, const Config& config,
                                 BatchReplayRequest& out) {
   FieldErrors errors;

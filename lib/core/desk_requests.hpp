@@ -1,9 +1,10 @@
-// Decoding the dead-letter desk's requests with every validation rule: GET /dlq's query, the
-// bodies of POST /dlq/replay and POST /dlq/dismiss (fields in the documented order, filter
-// members reported as filter.<member>), and keyset paging.
+// Decoding the dead-letter desk's requests with every validation rule: the queries of GET /dlq,
+// /dlq/replays and /dlq/hourly, the bodies of POST /dlq/replay and POST /dlq/dismiss (fields in
+// the documented order, filter members reported as filter.<member>), and keyset paging.
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include <boost/json/object.hpp>
 
@@ -17,6 +18,21 @@ namespace dlq::core {
 FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& out);
 // limit (1..100, default 20), after_id.
 FieldErrors decode_page(const QueryParams& query, int& limit, std::optional<long long>& after_id);
+
+// GET /dlq/replays: limit and after_id (a page), message_id (runs that hold that message).
+struct RunsQuery {
+  int limit = 20;
+  std::optional<long long> after_id;
+  std::optional<long long> message_id;
+};
+FieldErrors decode_runs(const QueryParams& query, RunsQuery& out);
+
+// GET /dlq/hourly: queue (every queue when absent), hours (1..168, default 24).
+struct HourlyQuery {
+  std::optional<std::string> queue;
+  int hours = 24;
+};
+FieldErrors decode_dead_hourly(const QueryParams& query, HourlyQuery& out);
 
 struct BatchReplayRequest {
   bool dry_run = false;

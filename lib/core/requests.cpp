@@ -4,6 +4,7 @@
 #include "core/field_reader.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <boost/json/value.hpp>
 
@@ -23,7 +24,6 @@ constexpr std::size_t kMaxJobTypeBytes = 128;
 constexpr std::size_t kMaxIdempotencyKeyBytes = 256;
 constexpr long long kMaxDelaySeconds = 365LL * 86400;
 constexpr std::size_t kMaxJobTypesFilter = 100;
-constexpr std::size_t kMaxAckItems = 1000;  // http-api B6: a claim's `ack`, like POST /ack
 
 std::optional<TimeMs> delay_or_run_at(FieldReader& r, std::optional<TimeMs>& run_at) {
   auto delay = r.integer("delay_seconds", 0, kMaxDelaySeconds);
@@ -36,6 +36,29 @@ std::optional<TimeMs> delay_or_run_at(FieldReader& r, std::optional<TimeMs>& run
   return std::nullopt;
 }
 
+// The items of an acknowledgement list: {id, lease_id} objects with a positive integer id and,
+// when given, a string lease_id. Returns one slot per item and adds each acknowledgement to `acks`.
+std::vector<AckSlot> read_ack_items(const json::array& items, std::vector<AckItem>& acks) {
+  std::vector<AckSlot> slots;
+  slots.reserve(items.size());
+  for (const auto& v : items) {
+    const json::object* o = v.if_object();
+    const json::value* id = o ? o->if_contains("id") : nullptr;
+    const json::value* lease = o ? o->if_contains("lease_id") : nullptr;
+    AckSlot& slot = slots.emplace_back();
+    slot.id = id;
+    if (!id || !id->is_int64() || id->get_int64() <= 0) {
+      slot.refused = "each item needs an integer id";
+    } else if (lease && !lease->is_string()) {
+      slot.refused = "lease_id must be a string";
+    } else {
+      AckItem& ack = acks.emplace_back();
+      ack.id = id->get_int64();
+      if (lease) ack.lease_id = std::string(lease->get_string());
+    }
+  }
+  return slots;
+}
 
 }  // namespace
 
@@ -149,6 +172,55 @@ FieldErrors decode_enqueue(const json::object& body, const Config& config,
   return errors;
 }
 
+FieldErrors decode_enqueue_batch(const json::object& body, const Config& config,
+                                 const QueuePolicy& policy, std::vector<EnqueueRequest>& out) {
+  FieldErrors errors;
+  const json::value* list = body.if_contains("messages");
+  const json::array* items = list ? list->if_array() : nullptr;
+  if (!list) {
+    errors.push_back({"messages", "messages is required", "required"});
+  } else if (!items || items->empty() || items->size() > kMaxBatchItems) {
+    errors.push_back({"messages",
+                      "messages must be an array of 1 to " + std::to_string(kMaxBatchItems) +
+                          " messages",
+                      "invalid"});
+  } else {
+    out.reserve(items->size());
+    std::size_t i = 0;
+    for (const auto& v : *items) {
+      std::string prefix = "messages[" + std::to_string(i++) + "].";
+      EnqueueRequest& item = out.emplace_back();
+      if (const json::object* o = v.if_object()) {
+        FieldErrors item_errors = decode_enqueue(*o, config, policy, item, prefix);
+        errors.insert(errors.end(), std::make_move_iterator(item_errors.begin()),
+                      std::make_move_iterator(item_errors.end()));
+      } else {
+        prefix.pop_back();  // the item itself: messages[i]
+        errors.push_back({std::move(prefix), "each message must be an object", "invalid"});
+      }
+    }
+  }
+  return errors;
+}
+
+FieldErrors decode_ack_items(const json::object& body, AckRequest& out) {
+  FieldErrors errors;
+  const json::value* list = body.if_contains("items");
+  const json::array* items = list ? list->if_array() : nullptr;
+  if (!list) {
+    errors.push_back({"items", "items is required", "required"});
+  } else if (!items || items->empty() || items->size() > kMaxBatchItems) {
+    errors.push_back({"items",
+                      "items must be an array of 1 to " + std::to_string(kMaxBatchItems) +
+                          " {id, lease_id} objects",
+                      "invalid"});
+  } else {
+    out.acks.reserve(items->size());
+    out.slots = read_ack_items(*items, out.acks);
+  }
+  return errors;
+}
+
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
   FieldErrors errors;
   if (const std::string* status = query_value(query, "status")) {
@@ -243,10 +315,14 @@ FieldErrors decode_claim(const json::object& body, const QueryParams& query, Cla
     out.command.max = static_cast<int>(r.integer("max", 1, 100).value_or(1));
   }
   if (const json::value* ack = r.get("ack")) {
-    if (ack->is_array() && ack->get_array().size() <= kMaxAckItems) {
-      out.ack = &ack->get_array();
+    if (const json::array* items = ack->if_array(); items && items->size() <= kMaxBatchItems) {
+      out.command.acks.reserve(items->size());
+      out.ack = read_ack_items(*items, out.command.acks);
     } else {
-      r.add("ack", "ack must be an array of at most 1000 {id, lease_id} objects", "invalid");
+      r.add("ack",
+            "ack must be an array of at most " + std::to_string(kMaxBatchItems) +
+                " {id, lease_id} objects",
+            "invalid");
     }
   }
   return errors;

@@ -3,13 +3,16 @@
 // reported, not just the first. JSON is the wire format, not HTTP: this knows no HTTP.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "config/config.hpp"
 #include "core/queue_service.hpp"
@@ -32,6 +35,10 @@ std::string sanitize_text(std::string_view s);
 // The first `max_bytes` bytes of `s`, cut back to a UTF-8 character boundary.
 std::string truncate_utf8(std::string_view s, std::size_t max_bytes);
 
+// The most items one request may carry: batch enqueue's `messages`, POST /ack's `items` and a
+// claim's `ack` (http-api.md B6, C) — one bound, so that the three cannot drift apart.
+inline constexpr std::size_t kMaxBatchItems = 1000;
+
 struct EnqueueRequest {
   store::NewMessage message;
   std::optional<TimeMs> delay_ms;  // resolved against `now` once X-Now is known
@@ -39,6 +46,27 @@ struct EnqueueRequest {
 FieldErrors decode_enqueue(const boost::json::object& body, const Config& config,
                            const QueuePolicy& policy, EnqueueRequest& out,
                            const std::string& prefix = "");
+// POST /queues/{queue}/messages/batch: `messages`, 1 to kMaxBatchItems objects, each read as one
+// enqueue whose problems are reported as messages[i].<field> (messages[i] when it is no object).
+// `out` gets one request per item, in order.
+FieldErrors decode_enqueue_batch(const boost::json::object& body, const Config& config,
+                                 const QueuePolicy& policy, std::vector<EnqueueRequest>& out);
+
+// One item of an acknowledgement list (POST /ack's `items`, a claim's `ack`), in the order sent.
+// An item that cannot be an acknowledgement is refused on its own, its answer says why; the
+// others go to the store together, so one bad item holds up no other.
+struct AckSlot {
+  const boost::json::value* id = nullptr;  // as sent, echoed in the answer; points into the body
+  std::string_view refused;                // why it is no acknowledgement; empty when it is one
+};
+// POST /queues/{queue}/ack: `items`, 1 to kMaxBatchItems {id, lease_id} objects. `slots` has
+// one slot per item; `acks` the acknowledgements of the slots not refused, in order. The slots
+// point into `body`.
+struct AckRequest {
+  std::vector<AckSlot> slots;
+  std::vector<AckItem> acks;
+};
+FieldErrors decode_ack_items(const boost::json::object& body, AckRequest& out);
 
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
 // DELETE /queues/{queue}/messages: status (succeeded, dead or dismissed; required), before.
@@ -52,11 +80,11 @@ FieldErrors decode_purge(const QueryParams& query, PurgeRequest& out);
 FieldErrors decode_audit(const QueryParams& query, store::AuditQuery& out);
 
 struct ClaimRequest {
-  ClaimCommand command;
-  bool batch = false;  // `max` present: answer with "messages"
-  // `ack` present (an array of at most 1,000 items, each checked on its own by the handler):
-  // the answer carries "acked". Points into the decoded body.
-  const boost::json::array* ack = nullptr;
+  ClaimCommand command;  // command.acks: the acknowledgements among `ack`'s items, in order
+  bool batch = false;    // `max` present: answer with "messages"
+  // `ack` present (an array of at most kMaxBatchItems items, each read as POST /ack reads its
+  // items): one slot per item, and the answer carries "acked". The slots point into the body.
+  std::optional<std::vector<AckSlot>> ack;
 };
 FieldErrors decode_claim(const boost::json::object& body, const QueryParams& query,
                          ClaimRequest& out);

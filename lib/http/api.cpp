@@ -16,59 +16,29 @@ namespace {
 const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
 const std::string kGet = "GET";
 
-// One item of an acknowledgement list (POST /ack `items`, a claim's `ack`): items that cannot be
-// an ack are answered on their own (422); the rest go to the store together.
-struct AckSlot {
-  json::value id;
-  int status = 200;
-  std::string error;
-  std::optional<std::size_t> pending;  // index into the acks sent to the store
-};
-
-std::vector<AckSlot> read_ack_items(const json::array& items, std::vector<core::AckItem>& acks) {
-  std::vector<AckSlot> slots;
-  slots.reserve(items.size());
-  for (const auto& v : items) {
-    AckSlot slot;
-    const json::object* o = v.if_object();
-    const json::value* id = o ? o->if_contains("id") : nullptr;
-    const json::value* lease = o ? o->if_contains("lease_id") : nullptr;
-    slot.id = id ? *id : json::value(nullptr);
-    if (!o || !id || !id->is_int64() || id->get_int64() <= 0) {
-      slot.status = 422;
-      slot.error = "each item needs an integer id";
-    } else if (lease && !lease->is_string()) {
-      slot.status = 422;
-      slot.error = "lease_id must be a string";
-    } else {
-      core::AckItem ack;
-      ack.id = id->get_int64();
-      if (lease) ack.lease_id = std::string(lease->get_string());
-      slot.pending = acks.size();
-      acks.push_back(std::move(ack));
-    }
-    slots.push_back(std::move(slot));
-  }
-  return slots;
-}
-
-// The /ack result items, in input order: {"id", "status", "error"}.
-json::array ack_results(const ProblemContext& pc, std::vector<AckSlot>& slots,
+// The answer's items for an acknowledgement list, in the order sent: {"id", "status", "error"}.
+// A refused item is a validation problem; the others carry their store outcome's status, in
+// the order of the slots that went to the store.
+json::array ack_results(const std::vector<core::AckSlot>& slots,
                         const std::vector<Result<Message>>& results) {
   json::array out;
-  for (auto& slot : slots) {
-    if (slot.pending) {
-      const auto& r = results.at(*slot.pending);
-      if (!r) {
-        Response p = problem_from_error(pc, r.error());
-        slot.status = p.status;
-        slot.error = r.error().message;
-      }
+  out.reserve(slots.size());
+  std::size_t next = 0;
+  for (const auto& slot : slots) {
+    int status = 200;
+    std::string error;
+    if (!slot.refused.empty()) {
+      status = status_for(Errc::validation_failed);
+      error = slot.refused;
+    } else if (const auto& r = results.at(next++); !r) {
+      Error e = r.error();  // a copy: result::error() returns by value
+      status = status_for(e.code);
+      error = std::move(e.message);
     }
     json::object item;
-    item["id"] = slot.id;
-    item["status"] = slot.status;
-    item["error"] = slot.status == 200 ? json::value(nullptr) : json::value(slot.error);
+    item["id"] = slot.id ? *slot.id : json::value(nullptr);
+    item["status"] = status;
+    item["error"] = status == 200 ? json::value(nullptr) : json::value(error);
     out.push_back(std::move(item));
   }
   return out;
@@ -258,30 +228,9 @@ Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
   if (!queue) co_return unknown_queue(config_, req);
   json::object body;
   if (auto bad = read_object(config_, req, body)) co_return *bad;
-  FieldErrors errors;
   std::vector<core::EnqueueRequest> items;
-  const json::value* list = body.if_contains("messages");
-  if (!list) {
-    errors.push_back({"messages", "messages is required", "required"});
-  } else if (!list->is_array() || list->get_array().empty() ||
-             list->get_array().size() > kMaxBatch) {
-    errors.push_back({"messages", "messages must be an array of 1 to 1000 messages", "invalid"});
-  } else {
-    const auto& policy = config_.policy_for(*queue);
-    std::size_t i = 0;
-    for (const auto& v : list->get_array()) {
-      std::string prefix = "messages[" + std::to_string(i++) + "].";
-      core::EnqueueRequest item;
-      if (!v.is_object()) {
-        errors.push_back({prefix.substr(0, prefix.size() - 1), "each message must be an object",
-                          "invalid"});
-      } else {
-        auto item_errors = core::decode_enqueue(v.get_object(), config_, policy, item, prefix);
-        errors.insert(errors.end(), item_errors.begin(), item_errors.end());
-      }
-      items.push_back(std::move(item));
-    }
-  }
+  FieldErrors errors =
+      core::decode_enqueue_batch(body, config_, config_.policy_for(*queue), items);
   auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   std::vector<store::NewMessage> messages;
@@ -339,8 +288,6 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
   auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   in.command.queue = *queue;
-  std::vector<AckSlot> ack_slots;
-  if (in.ack) ack_slots = read_ack_items(*in.ack, in.command.acks);
   auto outcome = co_await service_.claim(ctx, std::move(in.command));
   if (outcome.client_gone) {
     Response r;  // nobody to answer
@@ -350,10 +297,7 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
   std::vector<Message>& claimed = outcome.messages;
   // With `ack`, "acked" is the answer's last member (http-api B6); without, Part A's answer.
   std::string acked;
-  if (in.ack) {
-    acked = R"(,"acked":)" +
-            json::serialize(ack_results(context(config_, req), ack_slots, outcome.acked));
-  }
+  if (in.ack) acked = R"(,"acked":)" + json::serialize(ack_results(*in.ack, outcome.acked));
 
   std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
   MessageView view{Audience::owner, true};
@@ -393,25 +337,14 @@ Api::R Api::ack(const Request& req, const RouteMatch& m) {
   if (!queue) co_return unknown_queue(config_, req);
   json::object body;
   if (auto bad = read_object(config_, req, body)) co_return *bad;
-  FieldErrors errors;
-  const json::value* items = body.if_contains("items");
-  if (!items) {
-    errors.push_back({"items", "items is required", "required"});
-  } else if (!items->is_array() || items->get_array().empty() ||
-             items->get_array().size() > kMaxBatch) {
-    errors.push_back({"items", "items must be an array of 1 to 1000 {id, lease_id} objects",
-                      "invalid"});
-  }
+  core::AckRequest in;
+  FieldErrors errors = core::decode_ack_items(body, in);
   auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-
-  std::vector<core::AckItem> acks;
-  auto slots = read_ack_items(items->get_array(), acks);
   std::vector<Result<Message>> results;
-  if (!acks.empty()) results = co_await service_.succeed_many(ctx, *queue, std::move(acks));
-  json::array out = ack_results(context(config_, req), slots, results);
+  if (!in.acks.empty()) results = co_await service_.succeed_many(ctx, *queue, std::move(in.acks));
   json::object body_out;
-  body_out["results"] = std::move(out);
+  body_out["results"] = ack_results(in.slots, results);
   co_return json_response(200, body_out);
 }
 

@@ -3,7 +3,6 @@
 #include <boost/json.hpp>
 
 #include "core/desk_requests.hpp"
-#include "core/field_reader.hpp"
 #include "http/api.hpp"
 #include "http/api_support.hpp"
 #include "http/message_stream.hpp"
@@ -131,15 +130,13 @@ Api::R Api::dlq_dismiss(const Request& req, const RouteMatch&) {
 }
 
 Api::R Api::replay_runs(const Request& req, const RouteMatch&) {
-  int limit = 20;
-  std::optional<long long> before;
-  FieldErrors errors = core::decode_page(req.query, limit, before);
-  auto message_id =
-      core::query_integer(req.query, "message_id", "message_id", 1, 999999999999999999LL, errors);
+  core::RunsQuery query;
+  FieldErrors errors = core::decode_runs(req.query, query);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  auto runs = co_await desk_.runs(request_context(config_, service_.clock(), req), limit + 1,
-                                  before, message_id);
-  json::value next = trim_page(runs, limit, [](const store::ReplayRun& r) { return r.id; });
+  // One more tells whether another page follows.
+  auto runs = co_await desk_.runs(request_context(config_, service_.clock(), req),
+                                  query.limit + 1, query.after_id, query.message_id);
+  json::value next = trim_page(runs, query.limit, [](const store::ReplayRun& r) { return r.id; });
   json::array items;
   for (const auto& r : runs) items.push_back(run_json(r));
   json::object out;
@@ -184,15 +181,14 @@ Api::R Api::cancel_run(const Request& req, const RouteMatch& m) {
 // partial hour last), from dead_letter_hours: replayed and dismissed ones still count, and the
 // figures survive restarts and agree across nodes (metrics are per node).
 Api::R Api::dead_hourly(const Request& req, const RouteMatch&) {
-  FieldErrors errors;
-  auto queue = core::query_queue(req.query, "queue", errors);
-  auto hours = static_cast<int>(core::query_integer(req.query, "hours", "hours", 1, 168, errors)
-                                    .value_or(24));
+  core::HourlyQuery query;
+  FieldErrors errors = core::decode_dead_hourly(req.query, query);
   auto ctx = request_context(config_, service_.clock(), req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  const int hours = query.hours;
   const TimeMs this_hour = ctx.now / kMillisPerHour * kMillisPerHour;
   const TimeMs from = this_hour - (hours - 1) * kMillisPerHour;
-  auto counts = co_await desk_.dead_hourly(ctx, queue, from, hours);
+  auto counts = co_await desk_.dead_hourly(ctx, query.queue, from, hours);
   json::array buckets;
   for (int i = 0; i < hours; ++i) {
     json::object b;
@@ -203,7 +199,7 @@ Api::R Api::dead_hourly(const Request& req, const RouteMatch&) {
   json::object body;
   body["bucket_seconds"] = kMillisPerHour / kMillisPerSecond;
   body["hours"] = hours;
-  body["queue"] = queue ? json::value(*queue) : json::value(nullptr);
+  body["queue"] = query.queue ? json::value(*query.queue) : json::value(nullptr);
   body["from"] = format_rfc3339(from);
   body["to"] = format_rfc3339(this_hour + kMillisPerHour);
   body["buckets"] = std::move(buckets);

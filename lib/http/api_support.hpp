@@ -18,8 +18,6 @@
 
 namespace dlq::http::support {
 
-inline constexpr std::size_t kMaxBatch = 1000;
-
 ProblemContext context(const Config& c, const Request& r);
 Response json_response(int status, const boost::json::value& body);
 // An answer whose JSON text is already written.

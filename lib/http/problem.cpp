@@ -65,6 +65,8 @@ Response problem(const ProblemContext& ctx, int status, std::string_view slug,
   return to_response(status, base_problem(ctx, status, slug, title, detail, error));
 }
 
+int status_for(Errc code) { return mapping_for(code).status; }
+
 Response problem_from_error(const ProblemContext& ctx, const Error& e) {
   if (e.code == Errc::validation_failed) return validation_problem(ctx, e.fields);
   Mapping m = mapping_for(e.code);

@@ -19,6 +19,10 @@ Response problem(const ProblemContext& ctx, int status, std::string_view slug,
                  std::string_view title, std::string_view detail, std::string_view error);
 // An expected outcome (not found, wrong state, lease lost, validation...) as its problem.
 Response problem_from_error(const ProblemContext& ctx, const Error& e);
+// The status problem_from_error answers for `code`. Also the status of each item of an
+// acknowledgement list (/ack results, a claim's "acked"), which is answered inside a 200: an
+// HTTP status, so it is mapped here and not in the core, which knows no HTTP.
+int status_for(Errc code);
 Response validation_problem(const ProblemContext& ctx, const FieldErrors& errors);
 
 }  // namespace dlq::http

@@ -72,8 +72,12 @@ void decode_body(const Config& config, const http::Request& req, const http::Rou
   core::EnqueueRequest enqueue;
   std::string queue = match.params.empty() ? "q" : std::string(match.params.front());
   keep(core::decode_enqueue(body, config, config.policy_for(queue), enqueue));
+  std::vector<core::EnqueueRequest> batch;
+  keep(core::decode_enqueue_batch(body, config, config.policy_for(queue), batch));
   core::ClaimRequest claim;
   keep(core::decode_claim(body, req.query, claim));
+  core::AckRequest ack;
+  keep(core::decode_ack_items(body, ack));
   std::optional<std::string> lease;
   keep(core::decode_succeed(body, lease));
   core::FailInput fail;
