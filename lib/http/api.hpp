@@ -93,7 +93,6 @@ class Api {
   // One UI file (built in, or from ui.dir) with its type and the UI's headers; 404 when unknown.
   Response ui_file(const Request& req, std::string_view name) const;
   R change_run(const Request& req, const RouteMatch& m, core::RunAction action);
-  Response preview_answer(const core::BatchPreviewView& p) const;
 
   Response answer(const Request& req, const Result<Message>& result, Audience audience) const;
 

@@ -4,6 +4,7 @@
 
 #include "core/desk_requests.hpp"
 #include "http/api.hpp"
+#include "http/api_dlq.hpp"
 #include "http/api_support.hpp"
 #include "http/message_stream.hpp"
 
@@ -72,25 +73,25 @@ Api::R Api::dead_letters(const Request& req, const RouteMatch&) {
   co_return co_await streamed_response(200, std::move(answer));
 }
 
-// The preview answer, the same for replay and dismiss (needs_acknowledgement empty for the latter).
-Response Api::preview_answer(const core::BatchPreviewView& p) const {
+// The sample is a list of values like every other member: each message read back from the one
+// message writer (json_codec), so the answer is one object serialized once.
+json::object preview_json(const core::BatchPreviewView& p, const core::Redactor& redactor) {
   json::object by_type;
   for (const auto& [job_type, count] : p.by_job_type) by_type[job_type.value_or("(none)")] = count;
   json::array needs;
   for (const auto& t : p.needs_acknowledgement) needs.emplace_back(t);
-  std::string sample =
-      message_list_text("sample", p.sample, {Audience::people, false}, service_.redactor());
+  json::array sample;
+  for (const auto& m : p.sample) {
+    sample.push_back(message_value(m, {Audience::people, false}, redactor));
+  }
   json::object o;
   o["matched"] = p.matched;
   o["by_job_type"] = std::move(by_type);
   o["needs_acknowledgement"] = std::move(needs);
   o["confirm_token"] = p.confirm_token;
   o["expires_at"] = format_rfc3339(p.expires_at);
-  // {"sample":[...],"count":n} -> "sample":[...] spliced into the object.
-  std::string head = json::serialize(o);
-  head.pop_back();
-  auto members = sample.substr(1, sample.rfind(",\"count\"") - 1);
-  return text_response(200, head + "," + members + "}");
+  o["sample"] = std::move(sample);
+  return o;
 }
 
 Api::R Api::dlq_replay(const Request& req, const RouteMatch&) {
@@ -102,7 +103,7 @@ Api::R Api::dlq_replay(const Request& req, const RouteMatch&) {
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   if (in.dry_run) {
     auto preview = co_await desk_.preview(ctx, "replay", std::move(in.confirmation.filter));
-    co_return preview_answer(preview);
+    co_return json_response(200, preview_json(preview, service_.redactor()));
   }
   auto run = co_await desk_.confirm_replay(ctx, std::move(in.confirmation));
   if (!run) co_return problem_from_error(context(config_, req), run.error());
@@ -121,7 +122,7 @@ Api::R Api::dlq_dismiss(const Request& req, const RouteMatch&) {
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   if (in.dry_run) {
     auto preview = co_await desk_.preview(ctx, "dismiss", std::move(in.confirmation.filter));
-    co_return preview_answer(preview);
+    co_return json_response(200, preview_json(preview, service_.redactor()));
   }
   auto done = co_await desk_.confirm_dismiss(ctx, std::move(in.confirmation));
   if (!done) co_return problem_from_error(context(config_, req), done.error());

@@ -3,6 +3,8 @@
 
 #include <charconv>
 
+#include <boost/json/parse.hpp>
+
 namespace dlq::http {
 namespace json = boost::json;
 
@@ -113,6 +115,15 @@ std::string message_text(const Message& m, const MessageView& view, const core::
   out.reserve(512 + m.payload.size());
   append_message(out, m, view, redactor);
   return out;
+}
+
+json::value message_value(const Message& m, const MessageView& view,
+                          const core::Redactor& redactor) {
+  // Stored text is passed through byte for byte by the writer; reading it back must not refuse
+  // what the writer let through, so that serializing the value gives the writer's bytes again.
+  json::parse_options bytes_as_written;
+  bytes_as_written.allow_invalid_utf8 = true;
+  return json::parse(message_text(m, view, redactor), {}, bytes_as_written);
 }
 
 std::string message_list_text(std::string_view list_key, const std::vector<Message>& messages,

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include "core/redaction.hpp"
 #include "model/json_text.hpp"
@@ -28,6 +29,10 @@ struct MessageView {
 void append_message(std::string& out, const Message& m, const MessageView& view,
                     const core::Redactor& redactor);
 std::string message_text(const Message& m, const MessageView& view, const core::Redactor& redactor);
+// The message object as a JSON value, for the answers built as values (a preview's sample):
+// the text above read back, so that its members, order and bytes are the same.
+boost::json::value message_value(const Message& m, const MessageView& view,
+                                 const core::Redactor& redactor);
 // `{"<key>": [m1, m2, ...], "count": n}` — lists and batch answers.
 std::string message_list_text(std::string_view key, const std::vector<Message>& messages,
                               const MessageView& view, const core::Redactor& redactor);
