@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,10 +101,6 @@ class Api {
   const core::TaskHost& tasks_;
   const core::AccessControl& access_;
   ops::Metrics& metrics_;
-  // The database's message counts for /metrics, at most metrics.cache_seconds old.
-  std::mutex stats_mu_;
-  TimeMs stats_at_ = 0;
-  std::vector<store::QueueStats> stats_;
   const Config& config_;
   const std::atomic<bool>& shutting_down_;
   Router router_;

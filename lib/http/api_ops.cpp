@@ -57,17 +57,12 @@ Api::R Api::metrics(const Request& req, const RouteMatch&) {
   auto ctx = request_context(config_, service_.clock(), req);
   const TimeMs max_age = seconds_to_ms(config_.metrics.cache_seconds);
   ops::ScrapeInputs in;
-  bool fresh = false;
-  {
-    std::lock_guard lock(stats_mu_);
-    fresh = stats_at_ != 0 && ctx.now - stats_at_ < max_age;
-    if (fresh) in.queues = stats_;
-  }
-  if (!fresh) {
+  auto cached = metrics_.cached_queue_stats(ctx.now, max_age);
+  if (cached) {
+    in.queues = std::move(*cached);
+  } else {
     in.queues = co_await service_.stats(ctx, std::nullopt);
-    std::lock_guard lock(stats_mu_);
-    stats_ = in.queues;
-    stats_at_ = ctx.now;
+    metrics_.keep_queue_stats(in.queues, ctx.now);
   }
   in.now = ctx.now;
   in.waiters = co_await service_.waiting_by_queue();

@@ -1,4 +1,5 @@
-// The counters, the histograms and the text exposition of /metrics.
+// The counters, the histograms, the scrape's cache of message counts and the text exposition of
+// /metrics.
 #include "ops/metrics.hpp"
 
 #include <dirent.h>
@@ -200,6 +201,19 @@ void Metrics::http_request(std::string_view route, std::string_view method, int 
                            std::chrono::nanoseconds took) {
   http_requests_.add({std::string(route), std::string(method), std::to_string(status)});
   route_histogram(route).observe(took);
+}
+
+std::optional<std::vector<store::QueueStats>> Metrics::cached_queue_stats(TimeMs now,
+                                                                          TimeMs max_age) {
+  std::lock_guard lock(stats_mu_);
+  if (stats_at_ == 0 || now - stats_at_ >= max_age) return std::nullopt;
+  return stats_;
+}
+
+void Metrics::keep_queue_stats(std::vector<store::QueueStats> stats, TimeMs at) {
+  std::lock_guard lock(stats_mu_);
+  stats_ = std::move(stats);
+  stats_at_ = at;
 }
 
 std::string Metrics::exposition(const ScrapeInputs& in) {

@@ -69,6 +69,11 @@ class Metrics {
 
   std::string exposition(const ScrapeInputs& in);
 
+  // The database's message counts for a scrape, kept so that frequent scrapes cost one query per
+  // `max_age` (metrics.cache_seconds): the counts kept less than max_age before `now`, or none.
+  std::optional<std::vector<store::QueueStats>> cached_queue_stats(TimeMs now, TimeMs max_age);
+  void keep_queue_stats(std::vector<store::QueueStats> stats, TimeMs at);
+
  private:
   Histogram& route_histogram(std::string_view route);
 
@@ -78,6 +83,9 @@ class Metrics {
   std::mutex routes_mu_;
   std::map<std::string, std::unique_ptr<Histogram>, std::less<>> route_seconds_;
   std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
+  std::mutex stats_mu_;
+  TimeMs stats_at_ = 0;  // 0: nothing kept yet
+  std::vector<store::QueueStats> stats_;
 };
 
 }  // namespace dlq::ops
