@@ -1,92 +1,87 @@
-// The route table and the message routes of the API.
+// The route table, routing, access and faults: every request's way to its resource's handler.
 #include "http/api.hpp"
 
-#include <boost/json.hpp>
-
+#include "http/api_audit.hpp"
+#include "http/api_dlq.hpp"
+#include "http/api_messages.hpp"
+#include "http/api_ops.hpp"
 #include "http/api_support.hpp"
-#include "http/message_stream.hpp"
+#include "http/api_ui.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::http {
-namespace json = boost::json;
 using boost::asio::awaitable;
 using namespace support;
+
+// The handler objects, one per resource, each holding only what its routes use. They are bases
+// of one object so that the table can name every handler by its own class
+// (&MessageHandlers::enqueue): a pointer to a member of a base converts to one of this.
+struct ResourceHandlers : MessageHandlers, DlqHandlers, OpsHandlers, AuditHandlers, UiHandlers {
+  ResourceHandlers(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
+                   const core::TaskHost& tasks, ops::Metrics& metrics, const Config& config,
+                   const std::atomic<bool>& shutting_down)
+      : MessageHandlers(service, config, shutting_down),
+        DlqHandlers(desk, service.clock(), service.redactor(), config),
+        OpsHandlers(service, store, tasks, metrics, config),
+        AuditHandlers(service, config),
+        UiHandlers(config) {}
+};
 
 namespace {
 const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
 const std::string kGet = "GET";
 
-// The answer's items for an acknowledgement list, in the order sent: {"id", "status", "error"}.
-// A refused item is a validation problem; the others carry their store outcome's status, in
-// the order of the slots that went to the store.
-json::array ack_results(const std::vector<core::AckSlot>& slots,
-                        const std::vector<Result<Message>>& results) {
-  json::array out;
-  out.reserve(slots.size());
-  std::size_t next = 0;
-  for (const auto& slot : slots) {
-    int status = 200;
-    std::string error;
-    if (!slot.refused.empty()) {
-      status = status_for(Errc::validation_failed);
-      error = slot.refused;
-    } else if (const auto& r = results.at(next++); !r) {
-      Error e = r.error();  // a copy: result::error() returns by value
-      status = status_for(e.code);
-      error = std::move(e.message);
-    }
-    json::object item;
-    item["id"] = slot.id ? *slot.id : json::value(nullptr);
-    item["status"] = status;
-    item["error"] = status == 200 ? json::value(nullptr) : json::value(error);
-    out.push_back(std::move(item));
-  }
-  return out;
-}
-}  // namespace
+struct Row {
+  std::string_view method;
+  std::string_view pattern;
+  core::Access access;
+  awaitable<Response> (ResourceHandlers::*handler)(const Request&, const RouteMatch&);
+};
 
 // Every endpoint of dlqd, once, with the access it needs (http-api.md B4; docs/access.md). The
 // server binds these rows; routes() lists them for `dlqd --print-routes` and the test that holds
 // docs/openapi.json to them.
-const std::vector<Api::Row>& Api::table() {
+const std::vector<Row>& table() {
   using enum core::Access;
   static const std::vector<Row> rows = {
-      {"POST", "/queues/{queue}/messages", producer, &Api::enqueue},
-      {"GET", "/queues/{queue}/messages", reader, &Api::list},
-      {"DELETE", "/queues/{queue}/messages", admin, &Api::purge},
-      {"POST", "/queues/{queue}/messages/batch", producer, &Api::enqueue_batch},
-      {"GET", "/queues/{queue}/messages/{id}", reader, &Api::show},
-      {"POST", "/queues/{queue}/claim", worker, &Api::claim},
-      {"POST", "/queues/{queue}/ack", worker, &Api::ack},
-      {"POST", "/queues/{queue}/messages/{id}/succeed", worker, &Api::succeed},
-      {"POST", "/queues/{queue}/messages/{id}/fail", worker, &Api::fail},
-      {"POST", "/queues/{queue}/messages/{id}/replay", admin, &Api::replay},
-      {"POST", "/queues/{queue}/messages/{id}/extend", worker, &Api::extend},
-      {"POST", "/queues/{queue}/messages/{id}/release", worker, &Api::release},
-      {"POST", "/queues/{queue}/messages/{id}/dismiss", admin, &Api::dismiss},
-      {"GET", "/queues/{queue}/messages/{id}/attempts", reader, &Api::attempts},
-      {"GET", "/queues", reader, &Api::queues},
-      {"GET", "/queues/{queue}/stats", reader, &Api::queue_stats},
-      {"GET", "/dlq", reader, &Api::dead_letters},
-      {"POST", "/dlq/replay", admin, &Api::dlq_replay},
-      {"POST", "/dlq/dismiss", admin, &Api::dlq_dismiss},
-      {"GET", "/dlq/hourly", reader, &Api::dead_hourly},
-      {"GET", "/dlq/replays", reader, &Api::replay_runs},
-      {"GET", "/dlq/replays/{id}", reader, &Api::replay_run},
-      {"POST", "/dlq/replays/{id}/pause", admin, &Api::pause_run},
-      {"POST", "/dlq/replays/{id}/resume", admin, &Api::resume_run},
-      {"POST", "/dlq/replays/{id}/cancel", admin, &Api::cancel_run},
-      {"GET", "/audit", admin, &Api::audit},
-      {"GET", "/metrics", reader_unless_public_metrics, &Api::metrics},
-      {"GET", "/healthz", open, &Api::healthz},
-      {"GET", "/readyz", open, &Api::readyz},
-      {"GET", "/openapi.json", reader_unless_public_metrics, &Api::openapi},
-      {"GET", "/ui", open, &Api::ui_redirect},
-      {"GET", "/ui/", open, &Api::ui_index},
-      {"GET", "/ui/{file}", open, &Api::ui_asset},
+      {"POST", "/queues/{queue}/messages", producer, &MessageHandlers::enqueue},
+      {"GET", "/queues/{queue}/messages", reader, &MessageHandlers::list},
+      {"DELETE", "/queues/{queue}/messages", admin, &OpsHandlers::purge},
+      {"POST", "/queues/{queue}/messages/batch", producer, &MessageHandlers::enqueue_batch},
+      {"GET", "/queues/{queue}/messages/{id}", reader, &MessageHandlers::show},
+      {"POST", "/queues/{queue}/claim", worker, &MessageHandlers::claim},
+      {"POST", "/queues/{queue}/ack", worker, &MessageHandlers::ack},
+      {"POST", "/queues/{queue}/messages/{id}/succeed", worker, &MessageHandlers::succeed},
+      {"POST", "/queues/{queue}/messages/{id}/fail", worker, &MessageHandlers::fail},
+      {"POST", "/queues/{queue}/messages/{id}/replay", admin, &MessageHandlers::replay},
+      {"POST", "/queues/{queue}/messages/{id}/extend", worker, &MessageHandlers::extend},
+      {"POST", "/queues/{queue}/messages/{id}/release", worker, &MessageHandlers::release},
+      {"POST", "/queues/{queue}/messages/{id}/dismiss", admin, &MessageHandlers::dismiss},
+      {"GET", "/queues/{queue}/messages/{id}/attempts", reader, &MessageHandlers::attempts},
+      {"GET", "/queues", reader, &OpsHandlers::queues},
+      {"GET", "/queues/{queue}/stats", reader, &OpsHandlers::queue_stats},
+      {"GET", "/dlq", reader, &DlqHandlers::dead_letters},
+      {"POST", "/dlq/replay", admin, &DlqHandlers::dlq_replay},
+      {"POST", "/dlq/dismiss", admin, &DlqHandlers::dlq_dismiss},
+      {"GET", "/dlq/hourly", reader, &DlqHandlers::dead_hourly},
+      {"GET", "/dlq/replays", reader, &DlqHandlers::replay_runs},
+      {"GET", "/dlq/replays/{id}", reader, &DlqHandlers::replay_run},
+      {"POST", "/dlq/replays/{id}/pause", admin, &DlqHandlers::pause_run},
+      {"POST", "/dlq/replays/{id}/resume", admin, &DlqHandlers::resume_run},
+      {"POST", "/dlq/replays/{id}/cancel", admin, &DlqHandlers::cancel_run},
+      {"GET", "/audit", admin, &AuditHandlers::audit},
+      {"GET", "/metrics", reader_unless_public_metrics, &OpsHandlers::metrics},
+      {"GET", "/healthz", open, &OpsHandlers::healthz},
+      {"GET", "/readyz", open, &OpsHandlers::readyz},
+      {"GET", "/openapi.json", reader_unless_public_metrics, &OpsHandlers::openapi},
+      {"GET", "/ui", open, &UiHandlers::ui_redirect},
+      {"GET", "/ui/", open, &UiHandlers::ui_index},
+      {"GET", "/ui/{file}", open, &UiHandlers::ui_asset},
   };
   return rows;
 }
+
+}  // namespace
 
 std::vector<RouteInfo> Api::routes() {
   std::vector<RouteInfo> out;
@@ -99,28 +94,21 @@ std::vector<RouteInfo> Api::routes() {
 Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
          const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
          const Config& config, const std::atomic<bool>& shutting_down)
-    : service_(service),
-      desk_(desk),
-      store_(store),
-      tasks_(tasks),
+    : handlers_(std::make_unique<ResourceHandlers>(service, desk, store, tasks, metrics, config,
+                                                   shutting_down)),
       access_(access),
       metrics_(metrics),
-      config_(config),
-      shutting_down_(shutting_down) {
+      config_(config) {
   for (const auto& row : table()) {
     auto handler = row.handler;
     router_.add(std::string(row.method), std::string(row.pattern), row.access,
-                [this, handler](const Request& req, const RouteMatch& m) {
-                  return (this->*handler)(req, m);
+                [handlers = handlers_.get(), handler](const Request& req, const RouteMatch& m) {
+                  return (handlers->*handler)(req, m);
                 });
   }
 }
 
-// A service outcome as the answer: the message (as its audience may see it) or the problem.
-Response Api::answer(const Request& req, const Result<Message>& result, Audience audience) const {
-  if (!result) return problem_from_error(context(config_, req), result.error());
-  return text_response(200, message_text(*result, {audience, false}, service_.redactor()));
-}
+Api::~Api() = default;
 
 awaitable<Response> Api::handle(Request& req) {
   auto start = std::chrono::steady_clock::now();
@@ -204,229 +192,6 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
     co_return problem(pc, 500, "internal-error", "Internal server error",
                       "the server could not complete the request", "internal error");
   }
-}
-
-Api::R Api::enqueue(const Request& req, const RouteMatch& m) {
-  auto queue = queue_param(m.params.at(0));
-  if (!queue) co_return unknown_queue(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
-  core::EnqueueRequest in;
-  FieldErrors errors = core::decode_enqueue(body, config_, config_.policy_for(*queue), in);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  in.message.run_at = first_claimable(in.delay_ms, in.message.run_at, ctx.now);
-  std::vector<store::NewMessage> messages{std::move(in.message)};
-  auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
-  const auto& item = inserted.at(0);
-  co_return text_response(item.created ? 201 : 200,
-                          message_text(item.message, {Audience::owner, false}, service_.redactor()));
-}
-
-Api::R Api::enqueue_batch(const Request& req, const RouteMatch& m) {
-  auto queue = queue_param(m.params.at(0));
-  if (!queue) co_return unknown_queue(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
-  std::vector<core::EnqueueRequest> items;
-  FieldErrors errors =
-      core::decode_enqueue_batch(body, config_, config_.policy_for(*queue), items);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  std::vector<store::NewMessage> messages;
-  messages.reserve(items.size());
-  for (auto& item : items) {
-    item.message.run_at = first_claimable(item.delay_ms, item.message.run_at, ctx.now);
-    messages.push_back(std::move(item.message));
-  }
-  auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
-  std::vector<Message> answered;
-  answered.reserve(inserted.size());
-  for (auto& item : inserted) answered.push_back(std::move(item.message));
-  // Built in a local: g++ 12 mishandles temporaries with destructors inside co_await.
-  auto answer = std::make_shared<MessageListStream>(
-      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(answered),
-      MessageView{Audience::owner, false}, service_.redactor());
-  co_return co_await streamed_response(201, std::move(answer));
-}
-
-Api::R Api::list(const Request& req, const RouteMatch& m) {
-  auto queue = queue_param(m.params.at(0));
-  if (!queue) co_return unknown_queue(config_, req);
-  store::ListParams params;
-  params.queue = *queue;
-  FieldErrors errors = core::decode_list(req.query, params);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  // The page is fixed by its ids; its messages are read and written one at a time, so a page
-  // of large messages is never held whole, however slowly the client reads (architecture.md,
-  // "Bounds").
-  auto ctx = request_context(config_, service_.clock(), req);
-  auto ids = co_await service_.list_ids(ctx, params);
-  auto answer = std::make_shared<MessageListStream>(
-      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(ids), service_, std::move(ctx),
-      std::move(params.queue), MessageView{Audience::people, false});
-  co_return co_await streamed_response(200, std::move(answer));
-}
-
-Api::R Api::show(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  auto found =
-      co_await service_.find(request_context(config_, service_.clock(), req), queue, id);
-  if (!found) co_return problem_from_error(context(config_, req), found.error());
-  co_return text_response(200, message_text(*found, {Audience::people, false}, service_.redactor()));
-}
-
-Api::R Api::claim(const Request& req, const RouteMatch& m) {
-  auto queue = queue_param(m.params.at(0));
-  if (!queue) co_return unknown_queue(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
-  core::ClaimRequest in;
-  FieldErrors errors = core::decode_claim(body, req.query, in);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  in.command.queue = *queue;
-  auto outcome = co_await service_.claim(ctx, std::move(in.command));
-  if (outcome.client_gone) {
-    Response r;  // nobody to answer
-    r.close = true;
-    co_return r;
-  }
-  std::vector<Message>& claimed = outcome.messages;
-  // With `ack`, "acked" is the answer's last member (http-api B6); without, Part A's answer.
-  std::string acked;
-  if (in.ack) acked = R"(,"acked":)" + json::serialize(ack_results(*in.ack, outcome.acked));
-
-  std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
-  MessageView view{Audience::owner, true};
-  if (in.batch) {
-    // Up to 100 messages: written one at a time (see list).
-    MessageListStream::Shape shape{out + R"("messages":[)", false, std::move(acked)};
-    auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
-                                                    service_.redactor());
-    Response r = co_await streamed_response(200, std::move(answer));
-    r.close = shutting_down_.load();
-    co_return r;
-  } else if (claimed.empty()) {
-    out += R"("message":null)" + acked + "}";
-  } else {
-    out += R"("message":)";
-    append_message(out, claimed.front(), view, service_.redactor());
-    out += acked + "}";
-  }
-  Response r = text_response(200, std::move(out));
-  r.close = shutting_down_.load();
-  co_return r;
-}
-
-Api::R Api::succeed(const Request& req, const RouteMatch& m) {
-  std::optional<std::string> lease_id;
-  MessageCall call;
-  auto decode = [&lease_id](const json::object& b) { return core::decode_succeed(b, lease_id); };
-  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
-    co_return *early;
-  }
-  auto result = co_await service_.succeed(call.ctx, call.queue, call.id, std::move(lease_id));
-  co_return answer(req, result, Audience::owner);
-}
-
-Api::R Api::ack(const Request& req, const RouteMatch& m) {
-  auto queue = queue_param(m.params.at(0));
-  if (!queue) co_return unknown_queue(config_, req);
-  json::object body;
-  if (auto bad = read_object(config_, req, body)) co_return *bad;
-  core::AckRequest in;
-  FieldErrors errors = core::decode_ack_items(body, in);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  std::vector<Result<Message>> results;
-  if (!in.acks.empty()) results = co_await service_.succeed_many(ctx, *queue, std::move(in.acks));
-  json::object body_out;
-  body_out["results"] = ack_results(in.slots, results);
-  co_return json_response(200, body_out);
-}
-
-Api::R Api::fail(const Request& req, const RouteMatch& m) {
-  core::FailInput in;
-  MessageCall call;
-  auto decode = [&in](const json::object& b) { return core::decode_fail(b, in); };
-  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
-    co_return *early;
-  }
-  auto result = co_await service_.fail(call.ctx, call.queue, call.id, std::move(in));
-  co_return answer(req, result, Audience::owner);
-}
-
-Api::R Api::replay(const Request& req, const RouteMatch& m) {
-  core::ReplayRequest in;
-  MessageCall call;
-  auto decode = [&in, this](const json::object& b) { return core::decode_replay(b, config_, in); };
-  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
-    co_return *early;
-  }
-  in.input.run_at = first_claimable(in.delay_ms, in.input.run_at, call.ctx.now);
-  bool dry_run = in.dry_run;
-  auto result =
-      co_await service_.replay(call.ctx, call.queue, call.id, std::move(in.input), dry_run);
-  if (result && dry_run) {
-    co_return text_response(200, R"({"dry_run":true,"message":)" +
-                                     message_text(*result, {Audience::people, false}, service_.redactor()) +
-                                     "}");
-  }
-  co_return answer(req, result, Audience::people);
-}
-
-Api::R Api::extend(const Request& req, const RouteMatch& m) {
-  core::ExtendRequest in;
-  MessageCall call;
-  auto decode = [&in](const json::object& b) { return core::decode_extend(b, in); };
-  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
-    co_return *early;
-  }
-  auto result = co_await service_.extend(call.ctx, call.queue, call.id, std::move(in.lease_id),
-                                         in.duration_ms, std::move(in.checkpoint));
-  co_return answer(req, result, Audience::owner);
-}
-
-Api::R Api::release(const Request& req, const RouteMatch& m) {
-  core::ReleaseRequest in;
-  MessageCall call;
-  auto decode = [&in](const json::object& b) { return core::decode_release(b, in); };
-  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
-    co_return *early;
-  }
-  auto result =
-      co_await service_.release(call.ctx, call.queue, call.id, std::move(in.lease_id), in.delay_ms);
-  co_return answer(req, result, Audience::owner);
-}
-
-Api::R Api::dismiss(const Request& req, const RouteMatch& m) {
-  std::optional<std::string> reason;
-  MessageCall call;
-  auto decode = [&reason](const json::object& b) { return core::decode_dismiss(b, reason); };
-  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
-    co_return *early;
-  }
-  auto result = co_await service_.dismiss(call.ctx, call.queue, call.id, std::move(reason));
-  co_return answer(req, result, Audience::people);
-}
-
-Api::R Api::attempts(const Request& req, const RouteMatch& m) {
-  std::string queue;
-  MessageId id = 0;
-  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  auto history =
-      co_await service_.attempts(request_context(config_, service_.clock(), req), queue, id);
-  if (!history) co_return problem_from_error(context(config_, req), history.error());
-  json::array items;
-  for (const auto& a : *history) items.push_back(attempt_json(a, service_.redactor()));
-  json::object body;
-  std::size_t count = items.size();
-  body["attempts"] = std::move(items);
-  body["count"] = count;
-  co_return json_response(200, body);
 }
 
 }  // namespace dlq::http

@@ -1,7 +1,8 @@
-// GET /audit: the operators' audit log, newest first, keyset-paged by after_id.
+// GET /audit: the audit log's entries as JSON, a page streamed one entry at a time.
+#include "http/api_audit.hpp"
+
 #include <boost/json.hpp>
 
-#include "http/api.hpp"
 #include "http/api_support.hpp"
 #include "http/message_stream.hpp"
 
@@ -65,7 +66,10 @@ class EntryStream final : public BodyStream {
 
 }  // namespace
 
-Api::R Api::audit(const Request& req, const RouteMatch&) {
+AuditHandlers::AuditHandlers(core::QueueService& service, const Config& config)
+    : service_(service), config_(config) {}
+
+AuditHandlers::R AuditHandlers::audit(const Request& req, const RouteMatch&) {
   store::AuditQuery query;
   FieldErrors errors = core::decode_audit(req.query, query);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);

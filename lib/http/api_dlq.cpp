@@ -1,11 +1,11 @@
-// The dead-letter desk's routes: GET /dlq, the two-step POST /dlq/replay and POST /dlq/dismiss,
-// and the replay runs (GET /dlq/replays[/{id}], POST /dlq/replays/{id}/pause|resume|cancel).
+// The dead-letter desk's routes: each decodes (core/desk_requests), asks the desk, encodes.
+#include "http/api_dlq.hpp"
+
 #include <boost/json.hpp>
 
 #include "core/desk_requests.hpp"
-#include "http/api.hpp"
-#include "http/api_dlq.hpp"
 #include "http/api_support.hpp"
+#include "http/json_codec.hpp"
 #include "http/message_stream.hpp"
 
 namespace dlq::http {
@@ -57,22 +57,6 @@ Response run_not_found(const Config& c, const Request& r) {
 
 }  // namespace
 
-Api::R Api::dead_letters(const Request& req, const RouteMatch&) {
-  store::DeadListParams params;
-  FieldErrors errors = core::decode_dead_list(req.query, params);
-  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
-  const int limit = params.limit;
-  params.limit = limit + 1;  // one more tells whether another page follows
-  auto messages = co_await desk_.list(request_context(config_, service_.clock(), req),
-                                      std::move(params));
-  json::value next = trim_page(messages, limit, [](const Message& m) { return m.id; });
-  // Written one message at a time (architecture.md, "Bounds"): never the page's whole text.
-  auto answer = std::make_shared<MessageListStream>(
-      MessageListStream::Shape{R"({"messages":[)", true, ",\"next_after_id\":" + json::serialize(next)},
-      std::move(messages), MessageView{Audience::people, false}, service_.redactor());
-  co_return co_await streamed_response(200, std::move(answer));
-}
-
 // The sample is a list of values like every other member: each message read back from the one
 // message writer (json_codec), so the answer is one object serialized once.
 json::object preview_json(const core::BatchPreviewView& p, const core::Redactor& redactor) {
@@ -94,16 +78,35 @@ json::object preview_json(const core::BatchPreviewView& p, const core::Redactor&
   return o;
 }
 
-Api::R Api::dlq_replay(const Request& req, const RouteMatch&) {
+DlqHandlers::DlqHandlers(core::DeadLetterDesk& desk, const Clock& clock,
+                         const core::Redactor& redactor, const Config& config)
+    : desk_(desk), clock_(clock), redactor_(redactor), config_(config) {}
+
+DlqHandlers::R DlqHandlers::dead_letters(const Request& req, const RouteMatch&) {
+  store::DeadListParams params;
+  FieldErrors errors = core::decode_dead_list(req.query, params);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  const int limit = params.limit;
+  params.limit = limit + 1;  // one more tells whether another page follows
+  auto messages = co_await desk_.list(request_context(config_, clock_, req), std::move(params));
+  json::value next = trim_page(messages, limit, [](const Message& m) { return m.id; });
+  // Written one message at a time (architecture.md, "Bounds"): never the page's whole text.
+  auto answer = std::make_shared<MessageListStream>(
+      MessageListStream::Shape{R"({"messages":[)", true, ",\"next_after_id\":" + json::serialize(next)},
+      std::move(messages), MessageView{Audience::people, false}, redactor_);
+  co_return co_await streamed_response(200, std::move(answer));
+}
+
+DlqHandlers::R DlqHandlers::dlq_replay(const Request& req, const RouteMatch&) {
   json::object body;
   if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::BatchReplayRequest in;
   FieldErrors errors = core::decode_batch_replay(body, config_, in);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  auto ctx = request_context(config_, clock_, req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   if (in.dry_run) {
     auto preview = co_await desk_.preview(ctx, "replay", std::move(in.confirmation.filter));
-    co_return json_response(200, preview_json(preview, service_.redactor()));
+    co_return json_response(200, preview_json(preview, redactor_));
   }
   auto run = co_await desk_.confirm_replay(ctx, std::move(in.confirmation));
   if (!run) co_return problem_from_error(context(config_, req), run.error());
@@ -113,16 +116,16 @@ Api::R Api::dlq_replay(const Request& req, const RouteMatch&) {
   co_return r;
 }
 
-Api::R Api::dlq_dismiss(const Request& req, const RouteMatch&) {
+DlqHandlers::R DlqHandlers::dlq_dismiss(const Request& req, const RouteMatch&) {
   json::object body;
   if (auto bad = read_object(config_, req, body)) co_return *bad;
   core::BatchDismissRequest in;
   FieldErrors errors = core::decode_batch_dismiss(body, in);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  auto ctx = request_context(config_, clock_, req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   if (in.dry_run) {
     auto preview = co_await desk_.preview(ctx, "dismiss", std::move(in.confirmation.filter));
-    co_return json_response(200, preview_json(preview, service_.redactor()));
+    co_return json_response(200, preview_json(preview, redactor_));
   }
   auto done = co_await desk_.confirm_dismiss(ctx, std::move(in.confirmation));
   if (!done) co_return problem_from_error(context(config_, req), done.error());
@@ -130,13 +133,13 @@ Api::R Api::dlq_dismiss(const Request& req, const RouteMatch&) {
                                             {"skipped", done->skipped}});
 }
 
-Api::R Api::replay_runs(const Request& req, const RouteMatch&) {
+DlqHandlers::R DlqHandlers::replay_runs(const Request& req, const RouteMatch&) {
   core::RunsQuery query;
   FieldErrors errors = core::decode_runs(req.query, query);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   // One more tells whether another page follows.
-  auto runs = co_await desk_.runs(request_context(config_, service_.clock(), req),
-                                  query.limit + 1, query.after_id, query.message_id);
+  auto runs = co_await desk_.runs(request_context(config_, clock_, req), query.limit + 1,
+                                  query.after_id, query.message_id);
   json::value next = trim_page(runs, query.limit, [](const store::ReplayRun& r) { return r.id; });
   json::array items;
   for (const auto& r : runs) items.push_back(run_json(r));
@@ -148,43 +151,44 @@ Api::R Api::replay_runs(const Request& req, const RouteMatch&) {
   co_return json_response(200, out);
 }
 
-Api::R Api::replay_run(const Request& req, const RouteMatch& m) {
+DlqHandlers::R DlqHandlers::replay_run(const Request& req, const RouteMatch& m) {
   auto id = run_id(m.params.at(0));
   if (!id) co_return run_not_found(config_, req);
-  auto run = co_await desk_.run(request_context(config_, service_.clock(), req), *id);
+  auto run = co_await desk_.run(request_context(config_, clock_, req), *id);
   if (!run) co_return run_not_found(config_, req);
   co_return json_response(200, run_json(*run));
 }
 
-Api::R Api::change_run(const Request& req, const RouteMatch& m, core::RunAction action) {
+DlqHandlers::R DlqHandlers::change_run(const Request& req, const RouteMatch& m,
+                                       core::RunAction action) {
   auto id = run_id(m.params.at(0));
   if (!id) co_return run_not_found(config_, req);
   json::object body;  // nothing is read from it, but it must be JSON like every body
   if (auto bad = read_object(config_, req, body)) co_return *bad;
-  auto run = co_await desk_.change_run(request_context(config_, service_.clock(), req), *id, action);
+  auto run = co_await desk_.change_run(request_context(config_, clock_, req), *id, action);
   if (!run) co_return problem_from_error(context(config_, req), run.error());
   co_return json_response(200, run_json(*run));
 }
 
-Api::R Api::pause_run(const Request& req, const RouteMatch& m) {
+DlqHandlers::R DlqHandlers::pause_run(const Request& req, const RouteMatch& m) {
   return change_run(req, m, core::RunAction::pause);
 }
 
-Api::R Api::resume_run(const Request& req, const RouteMatch& m) {
+DlqHandlers::R DlqHandlers::resume_run(const Request& req, const RouteMatch& m) {
   return change_run(req, m, core::RunAction::resume);
 }
 
-Api::R Api::cancel_run(const Request& req, const RouteMatch& m) {
+DlqHandlers::R DlqHandlers::cancel_run(const Request& req, const RouteMatch& m) {
   return change_run(req, m, core::RunAction::cancel);
 }
 
 // GET /dlq/hourly: how many messages went dead in each of the last `hours` hours (the current,
 // partial hour last), from dead_letter_hours: replayed and dismissed ones still count, and the
 // figures survive restarts and agree across nodes (metrics are per node).
-Api::R Api::dead_hourly(const Request& req, const RouteMatch&) {
+DlqHandlers::R DlqHandlers::dead_hourly(const Request& req, const RouteMatch&) {
   core::HourlyQuery query;
   FieldErrors errors = core::decode_dead_hourly(req.query, query);
-  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  auto ctx = request_context(config_, clock_, req, &errors);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   const int hours = query.hours;
   const TimeMs this_hour = ctx.now / kMillisPerHour * kMillisPerHour;

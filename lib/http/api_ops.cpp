@@ -1,8 +1,9 @@
-// The operational routes: queue stats, metrics, health, readiness and the OpenAPI document.
+// The operational routes: queue stats, metrics, health, readiness, the OpenAPI document, purge.
+#include "http/api_ops.hpp"
+
 #include <boost/json.hpp>
 
 #include "core/retention.hpp"
-#include "http/api.hpp"
 #include "http/api_support.hpp"
 #include "http/openapi.hpp"
 
@@ -33,7 +34,11 @@ json::object stats_json(const store::QueueStats& s, TimeMs now) {
 
 }  // namespace
 
-Api::R Api::queues(const Request& req, const RouteMatch&) {
+OpsHandlers::OpsHandlers(core::QueueService& service, store::Store& store,
+                         const core::TaskHost& tasks, ops::Metrics& metrics, const Config& config)
+    : service_(service), store_(store), tasks_(tasks), metrics_(metrics), config_(config) {}
+
+OpsHandlers::R OpsHandlers::queues(const Request& req, const RouteMatch&) {
   auto ctx = request_context(config_, service_.clock(), req);
   auto all = co_await service_.stats(ctx, std::nullopt);
   json::array items;
@@ -43,7 +48,7 @@ Api::R Api::queues(const Request& req, const RouteMatch&) {
   co_return json_response(200, body);
 }
 
-Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
+OpsHandlers::R OpsHandlers::queue_stats(const Request& req, const RouteMatch& m) {
   auto queue = queue_param(m.params.at(0));
   if (!queue) co_return unknown_queue(config_, req);
   auto ctx = request_context(config_, service_.clock(), req);
@@ -53,7 +58,7 @@ Api::R Api::queue_stats(const Request& req, const RouteMatch& m) {
 
 // Prometheus text format: B5's series (ops/metrics.cpp). Message counts come from the database
 // at most metrics.cache_seconds old, so frequent scrapes cost one query a second.
-Api::R Api::metrics(const Request& req, const RouteMatch&) {
+OpsHandlers::R OpsHandlers::metrics(const Request& req, const RouteMatch&) {
   auto ctx = request_context(config_, service_.clock(), req);
   const TimeMs max_age = seconds_to_ms(config_.metrics.cache_seconds);
   ops::ScrapeInputs in;
@@ -76,7 +81,7 @@ Api::R Api::metrics(const Request& req, const RouteMatch&) {
 }
 
 // DELETE /queues/{queue}/messages?status=&before=: an operator's purge, audited, in batches.
-Api::R Api::purge(const Request& req, const RouteMatch& m) {
+OpsHandlers::R OpsHandlers::purge(const Request& req, const RouteMatch& m) {
   auto queue = queue_param(m.params.at(0));
   if (!queue) co_return unknown_queue(config_, req);
   core::PurgeRequest in;
@@ -88,13 +93,13 @@ Api::R Api::purge(const Request& req, const RouteMatch& m) {
   co_return json_response(200, json::object{{"purged", purged}});
 }
 
-Api::R Api::healthz(const Request&, const RouteMatch&) {
+OpsHandlers::R OpsHandlers::healthz(const Request&, const RouteMatch&) {
   json::object body;
   body["status"] = "ok";
   co_return json_response(200, body);
 }
 
-Api::R Api::readyz(const Request& req, const RouteMatch&) {
+OpsHandlers::R OpsHandlers::readyz(const Request& req, const RouteMatch&) {
   bool ready = co_await service_.ready();
   if (!ready) {
     co_return problem(context(config_, req), 503, "database-unavailable", "Not ready",
@@ -106,7 +111,7 @@ Api::R Api::readyz(const Request& req, const RouteMatch&) {
 }
 
 // The API's own description (docs/openapi.json, built in): the same bytes for every caller.
-Api::R Api::openapi(const Request&, const RouteMatch&) {
+OpsHandlers::R OpsHandlers::openapi(const Request&, const RouteMatch&) {
   co_return text_response(200, std::string(openapi_document()));
 }
 

@@ -1,9 +1,9 @@
-// The admin UI's files: /ui (308 to /ui/), /ui/ (index.html) and /ui/{file}, public (http-api.md
-// C, "Access"); the API calls the page makes carry the operator's token.
+// The admin UI's files: their names and types, built in or read from ui.dir, and their routes.
+#include "http/api_ui.hpp"
+
 #include <fstream>
 #include <sstream>
 
-#include "http/api.hpp"
 #include "http/api_support.hpp"
 #include "http/ui_files.hpp"
 
@@ -49,7 +49,9 @@ std::optional<std::string> read_file(const std::string& path) {
 
 }  // namespace
 
-Api::R Api::ui_redirect(const Request&, const RouteMatch&) {
+UiHandlers::UiHandlers(const Config& config) : config_(config) {}
+
+UiHandlers::R UiHandlers::ui_redirect(const Request&, const RouteMatch&) {
   Response r;
   r.status = 308;
   r.content_type = "text/plain; charset=utf-8";
@@ -57,15 +59,15 @@ Api::R Api::ui_redirect(const Request&, const RouteMatch&) {
   co_return r;
 }
 
-Api::R Api::ui_index(const Request& req, const RouteMatch&) {
+UiHandlers::R UiHandlers::ui_index(const Request& req, const RouteMatch&) {
   co_return ui_file(req, "index.html");
 }
 
-Api::R Api::ui_asset(const Request& req, const RouteMatch& m) {
+UiHandlers::R UiHandlers::ui_asset(const Request& req, const RouteMatch& m) {
   co_return ui_file(req, m.params.at(0));
 }
 
-Response Api::ui_file(const Request& req, std::string_view name) const {
+Response UiHandlers::ui_file(const Request& req, std::string_view name) const {
   std::optional<std::string> bytes;
   if (ui_file_name(name)) {
     if (!config_.ui.dir.empty()) {

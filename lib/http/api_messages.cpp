@@ -1,0 +1,282 @@
+// The message routes: each decodes (lib/core), calls the QueueService and encodes.
+#include "http/api_messages.hpp"
+
+#include <boost/json.hpp>
+
+#include "http/api_support.hpp"
+#include "http/message_stream.hpp"
+
+namespace dlq::http {
+namespace json = boost::json;
+using namespace support;
+
+namespace {
+
+// The answer's items for an acknowledgement list, in the order sent: {"id", "status", "error"}.
+// A refused item is a validation problem; the others carry their store outcome's status, in
+// the order of the slots that went to the store.
+json::array ack_results(const std::vector<core::AckSlot>& slots,
+                        const std::vector<Result<Message>>& results) {
+  json::array out;
+  out.reserve(slots.size());
+  std::size_t next = 0;
+  for (const auto& slot : slots) {
+    int status = 200;
+    std::string error;
+    if (!slot.refused.empty()) {
+      status = status_for(Errc::validation_failed);
+      error = slot.refused;
+    } else if (const auto& r = results.at(next++); !r) {
+      Error e = r.error();  // a copy: result::error() returns by value
+      status = status_for(e.code);
+      error = std::move(e.message);
+    }
+    json::object item;
+    item["id"] = slot.id ? *slot.id : json::value(nullptr);
+    item["status"] = status;
+    item["error"] = status == 200 ? json::value(nullptr) : json::value(error);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+MessageHandlers::MessageHandlers(core::QueueService& service, const Config& config,
+                                 const std::atomic<bool>& shutting_down)
+    : service_(service), config_(config), shutting_down_(shutting_down) {}
+
+Response MessageHandlers::answer(const Request& req, const Result<Message>& result,
+                                 Audience audience) const {
+  if (!result) return problem_from_error(context(config_, req), result.error());
+  return text_response(200, message_text(*result, {audience, false}, service_.redactor()));
+}
+
+void MessageHandlers::close_if_shutting_down(Response& r) const {
+  r.close = shutting_down_.load();
+}
+
+MessageHandlers::R MessageHandlers::enqueue(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  core::EnqueueRequest in;
+  FieldErrors errors = core::decode_enqueue(body, config_, config_.policy_for(*queue), in);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  in.message.run_at = first_claimable(in.delay_ms, in.message.run_at, ctx.now);
+  std::vector<store::NewMessage> messages{std::move(in.message)};
+  auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
+  const auto& item = inserted.at(0);
+  co_return text_response(item.created ? 201 : 200,
+                          message_text(item.message, {Audience::owner, false}, service_.redactor()));
+}
+
+MessageHandlers::R MessageHandlers::enqueue_batch(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  std::vector<core::EnqueueRequest> items;
+  FieldErrors errors =
+      core::decode_enqueue_batch(body, config_, config_.policy_for(*queue), items);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  std::vector<store::NewMessage> messages;
+  messages.reserve(items.size());
+  for (auto& item : items) {
+    item.message.run_at = first_claimable(item.delay_ms, item.message.run_at, ctx.now);
+    messages.push_back(std::move(item.message));
+  }
+  auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
+  std::vector<Message> answered;
+  answered.reserve(inserted.size());
+  for (auto& item : inserted) answered.push_back(std::move(item.message));
+  // Built in a local: g++ 12 mishandles temporaries with destructors inside co_await.
+  auto answer = std::make_shared<MessageListStream>(
+      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(answered),
+      MessageView{Audience::owner, false}, service_.redactor());
+  co_return co_await streamed_response(201, std::move(answer));
+}
+
+MessageHandlers::R MessageHandlers::list(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  store::ListParams params;
+  params.queue = *queue;
+  FieldErrors errors = core::decode_list(req.query, params);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  // The page is fixed by its ids; its messages are read and written one at a time, so a page
+  // of large messages is never held whole, however slowly the client reads (architecture.md,
+  // "Bounds").
+  auto ctx = request_context(config_, service_.clock(), req);
+  auto ids = co_await service_.list_ids(ctx, params);
+  auto answer = std::make_shared<MessageListStream>(
+      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(ids), service_, std::move(ctx),
+      std::move(params.queue), MessageView{Audience::people, false});
+  co_return co_await streamed_response(200, std::move(answer));
+}
+
+MessageHandlers::R MessageHandlers::show(const Request& req, const RouteMatch& m) {
+  std::string queue;
+  MessageId id = 0;
+  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
+  auto found =
+      co_await service_.find(request_context(config_, service_.clock(), req), queue, id);
+  if (!found) co_return problem_from_error(context(config_, req), found.error());
+  co_return text_response(200, message_text(*found, {Audience::people, false}, service_.redactor()));
+}
+
+MessageHandlers::R MessageHandlers::claim(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  core::ClaimRequest in;
+  FieldErrors errors = core::decode_claim(body, req.query, in);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  in.command.queue = *queue;
+  auto outcome = co_await service_.claim(ctx, std::move(in.command));
+  if (outcome.client_gone) {
+    Response r;  // nobody to answer
+    r.close = true;
+    co_return r;
+  }
+  std::vector<Message>& claimed = outcome.messages;
+  // With `ack`, "acked" is the answer's last member (http-api B6); without, Part A's answer.
+  std::string acked;
+  if (in.ack) acked = R"(,"acked":)" + json::serialize(ack_results(*in.ack, outcome.acked));
+
+  std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
+  MessageView view{Audience::owner, true};
+  if (in.batch) {
+    // Up to 100 messages: written one at a time (see list).
+    MessageListStream::Shape shape{out + R"("messages":[)", false, std::move(acked)};
+    auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
+                                                    service_.redactor());
+    Response r = co_await streamed_response(200, std::move(answer));
+    close_if_shutting_down(r);
+    co_return r;
+  } else if (claimed.empty()) {
+    out += R"("message":null)" + acked + "}";
+  } else {
+    out += R"("message":)";
+    append_message(out, claimed.front(), view, service_.redactor());
+    out += acked + "}";
+  }
+  Response r = text_response(200, std::move(out));
+  close_if_shutting_down(r);
+  co_return r;
+}
+
+MessageHandlers::R MessageHandlers::succeed(const Request& req, const RouteMatch& m) {
+  std::optional<std::string> lease_id;
+  MessageCall call;
+  auto decode = [&lease_id](const json::object& b) { return core::decode_succeed(b, lease_id); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.succeed(call.ctx, call.queue, call.id, std::move(lease_id));
+  co_return answer(req, result, Audience::owner);
+}
+
+MessageHandlers::R MessageHandlers::ack(const Request& req, const RouteMatch& m) {
+  auto queue = queue_param(m.params.at(0));
+  if (!queue) co_return unknown_queue(config_, req);
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  core::AckRequest in;
+  FieldErrors errors = core::decode_ack_items(body, in);
+  auto ctx = request_context(config_, service_.clock(), req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  std::vector<Result<Message>> results;
+  if (!in.acks.empty()) results = co_await service_.succeed_many(ctx, *queue, std::move(in.acks));
+  json::object body_out;
+  body_out["results"] = ack_results(in.slots, results);
+  co_return json_response(200, body_out);
+}
+
+MessageHandlers::R MessageHandlers::fail(const Request& req, const RouteMatch& m) {
+  core::FailInput in;
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_fail(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.fail(call.ctx, call.queue, call.id, std::move(in));
+  co_return answer(req, result, Audience::owner);
+}
+
+MessageHandlers::R MessageHandlers::replay(const Request& req, const RouteMatch& m) {
+  core::ReplayRequest in;
+  MessageCall call;
+  auto decode = [&in, this](const json::object& b) { return core::decode_replay(b, config_, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  in.input.run_at = first_claimable(in.delay_ms, in.input.run_at, call.ctx.now);
+  bool dry_run = in.dry_run;
+  auto result =
+      co_await service_.replay(call.ctx, call.queue, call.id, std::move(in.input), dry_run);
+  if (result && dry_run) {
+    co_return text_response(200, R"({"dry_run":true,"message":)" +
+                                     message_text(*result, {Audience::people, false}, service_.redactor()) +
+                                     "}");
+  }
+  co_return answer(req, result, Audience::people);
+}
+
+MessageHandlers::R MessageHandlers::extend(const Request& req, const RouteMatch& m) {
+  core::ExtendRequest in;
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_extend(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.extend(call.ctx, call.queue, call.id, std::move(in.lease_id),
+                                         in.duration_ms, std::move(in.checkpoint));
+  co_return answer(req, result, Audience::owner);
+}
+
+MessageHandlers::R MessageHandlers::release(const Request& req, const RouteMatch& m) {
+  core::ReleaseRequest in;
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_release(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result =
+      co_await service_.release(call.ctx, call.queue, call.id, std::move(in.lease_id), in.delay_ms);
+  co_return answer(req, result, Audience::owner);
+}
+
+MessageHandlers::R MessageHandlers::dismiss(const Request& req, const RouteMatch& m) {
+  std::optional<std::string> reason;
+  MessageCall call;
+  auto decode = [&reason](const json::object& b) { return core::decode_dismiss(b, reason); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto result = co_await service_.dismiss(call.ctx, call.queue, call.id, std::move(reason));
+  co_return answer(req, result, Audience::people);
+}
+
+MessageHandlers::R MessageHandlers::attempts(const Request& req, const RouteMatch& m) {
+  std::string queue;
+  MessageId id = 0;
+  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
+  auto history =
+      co_await service_.attempts(request_context(config_, service_.clock(), req), queue, id);
+  if (!history) co_return problem_from_error(context(config_, req), history.error());
+  json::array items;
+  for (const auto& a : *history) items.push_back(attempt_json(a, service_.redactor()));
+  json::object body;
+  std::size_t count = items.size();
+  body["attempts"] = std::move(items);
+  body["count"] = count;
+  co_return json_response(200, body);
+}
+
+}  // namespace dlq::http
