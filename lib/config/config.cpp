@@ -25,14 +25,6 @@ using config_detail::KeyLister;
 using config_detail::Parser;
 using config_detail::Printer;
 
-bool valid_queue_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
-  });
-}
-
 std::optional<std::string> check_listen(const std::string& s) {
   auto colon = s.rfind(':');
   if (colon == std::string::npos || colon == 0) return "must be HOST:PORT";
