@@ -14,6 +14,7 @@
 
 #include "config/database_url.hpp"
 #include "config/key_visitors.hpp"
+#include "config/webhook_url.hpp"
 #include "model/role.hpp"
 
 namespace dlq {
@@ -147,8 +148,13 @@ void visit_queue_overrides(V& v, QueuePolicy& p) {
 }
 
 std::optional<std::string> check_webhook_url(const std::string& s) {
-  if (s.empty() || s.starts_with("http://") || s.starts_with("https://")) return std::nullopt;
-  return "must be an http:// or https:// URL (or empty: no alerts)";
+  if (s.empty()) return std::nullopt;  // no alerts
+  try {
+    (void)parse_webhook_url(s);
+    return std::nullopt;
+  } catch (const ConfigError& e) {
+    return std::string(e.what());
+  }
 }
 
 template <class V>
