@@ -128,7 +128,7 @@ std::vector<RouteInfo> Api::routes() {
 
 Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
          const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
-         const Config& config, const std::atomic<bool>& shutting_down)
+         const Config& config, const Lifecycle& lifecycle)
     : service_(service),
       desk_(desk),
       store_(store),
@@ -136,7 +136,7 @@ Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& 
       access_(access),
       metrics_(metrics),
       config_(config),
-      shutting_down_(shutting_down) {
+      lifecycle_(lifecycle) {
   for (const auto& row : table()) {
     auto handler = row.handler;
     router_.add(std::string(row.method), std::string(row.pattern), row.access,
@@ -363,7 +363,7 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
     auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
                                                     service_.redactor());
     Response r = co_await streamed_response(200, std::move(answer));
-    r.close = shutting_down_.load();
+    r.close = lifecycle_.shutting_down();
     co_return r;
   } else if (claimed.empty()) {
     out += R"("message":null)" + acked + "}";
@@ -373,7 +373,7 @@ Api::R Api::claim(const Request& req, const RouteMatch& m) {
     out += acked + "}";
   }
   Response r = text_response(200, std::move(out));
-  r.close = shutting_down_.load();
+  r.close = lifecycle_.shutting_down();
   co_return r;
 }
 

@@ -3,7 +3,6 @@
 // never touches the socket. Faults become 500/503 problems here and nowhere else.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -18,6 +17,7 @@
 #include "core/task_host.hpp"
 #include "ops/metrics.hpp"
 #include "http/json_codec.hpp"
+#include "http/lifecycle.hpp"
 #include "http/request.hpp"
 #include "http/router.hpp"
 
@@ -38,7 +38,7 @@ class Api {
 
   Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
       const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
-      const Config& config, const std::atomic<bool>& shutting_down);
+      const Config& config, const Lifecycle& lifecycle);
 
   // Never throws: every outcome, including faults, is a Response. Sets req.actor once access
   // is granted.
@@ -108,7 +108,7 @@ class Api {
   TimeMs stats_at_ = 0;
   std::vector<store::QueueStats> stats_;
   const Config& config_;
-  const std::atomic<bool>& shutting_down_;
+  const Lifecycle& lifecycle_;
   Router router_;
 };
 
