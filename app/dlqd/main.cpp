@@ -149,14 +149,15 @@ int run(const Options& options) {
   }
 
   dlq::store::SqlStoreOptions store_options{
-      dlq::parse_database_url(config.database.url, config.database.connect_timeout_seconds),
-      config.database.sqlite_synchronous,
-      config.database.pool_size,
-      config.database.group_commit_max_batch,
-      config.database.group_commit_max_wait_us,
-      dlq::seconds_to_ms(config.database.leader_takeover_seconds),
-      dlq::seconds_to_ms(config.database.statement_timeout_seconds),
-      config.testing.sqlite_max_page_count};
+      .target = dlq::parse_database_url(config.database.url,
+                                        config.database.connect_timeout_seconds),
+      .sqlite_synchronous = config.database.sqlite_synchronous,
+      .pool_size = config.database.pool_size,
+      .group_commit_max_batch = config.database.group_commit_max_batch,
+      .group_commit_max_wait_us = config.database.group_commit_max_wait_us,
+      .leader_takeover_ms = dlq::seconds_to_ms(config.database.leader_takeover_seconds),
+      .statement_timeout_ms = dlq::seconds_to_ms(config.database.statement_timeout_seconds),
+      .sqlite_max_page_count = config.testing.sqlite_max_page_count};
   const int threads = dlq::http::IoPool::io_threads(config.threads);
   if (config.threads > threads) {
     dlq::log::warn("threads lowered to the CPUs available",
