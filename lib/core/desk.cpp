@@ -122,6 +122,38 @@ std::string canonical_filter(const store::DeadFilter& f) {
   return json::serialize(o);
 }
 
+Result<std::pair<store::ReplayRun, AuditEntry>> decide_run_change(const store::ReplayRun& run,
+                                                                  RunAction action,
+                                                                  const RequestContext& ctx) {
+  store::ReplayRun next = run;
+  next.updated_at = ctx.now;
+  const bool live = run_live(run.status);
+  std::string audit_action;
+  switch (action) {
+    case RunAction::pause:
+      if (!live) return Error(Errc::invalid_state, "only scheduled or running runs can be paused");
+      next.status = RunStatus::paused;
+      audit_action = "batch_replay_pause";
+      break;
+    case RunAction::resume:
+      if (run.status != RunStatus::paused) return Error(Errc::invalid_state, "only paused runs can be resumed");
+      next.status = run.start_at > ctx.now ? RunStatus::scheduled : RunStatus::running;
+      // Pacing starts afresh: no burst to catch up on the paused time.
+      next.paced_from = std::max(run.start_at, ctx.now);
+      next.paced_count = 0;
+      audit_action = "batch_replay_resume";
+      break;
+    case RunAction::cancel:
+      if (!live && run.status != RunStatus::paused) {
+        return Error(Errc::invalid_state, "only scheduled, running or paused runs can be cancelled");
+      }
+      next.status = RunStatus::cancelled;
+      audit_action = "batch_replay_cancel";
+      break;
+  }
+  return std::pair{next, run_audit(run, next, audit_action, ctx)};
+}
+
 DeadLetterDesk::DeadLetterDesk(store::Store& store, QueueService& service, const Config& config,
                                TaskHost* tasks)
     : store_(store), service_(service), config_(config), tasks_(tasks) {}
@@ -291,36 +323,7 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::change_run(const RequestCont
                                                                long long id, RunAction action) {
   store::RunChangeParams params;
   params.run_id = id;
-  params.decide = [&](const store::ReplayRun& run)
-      -> Result<std::pair<store::ReplayRun, AuditEntry>> {
-    store::ReplayRun next = run;
-    next.updated_at = ctx.now;
-    const bool live = run_live(run.status);
-    std::string audit_action;
-    switch (action) {
-      case RunAction::pause:
-        if (!live) return Error(Errc::invalid_state, "only scheduled or running runs can be paused");
-        next.status = RunStatus::paused;
-        audit_action = "batch_replay_pause";
-        break;
-      case RunAction::resume:
-        if (run.status != RunStatus::paused) return Error(Errc::invalid_state, "only paused runs can be resumed");
-        next.status = run.start_at > ctx.now ? RunStatus::scheduled : RunStatus::running;
-        // Pacing starts afresh: no burst to catch up on the paused time.
-        next.paced_from = std::max(run.start_at, ctx.now);
-        next.paced_count = 0;
-        audit_action = "batch_replay_resume";
-        break;
-      case RunAction::cancel:
-        if (!live && run.status != RunStatus::paused) {
-          return Error(Errc::invalid_state, "only scheduled, running or paused runs can be cancelled");
-        }
-        next.status = RunStatus::cancelled;
-        audit_action = "batch_replay_cancel";
-        break;
-    }
-    return std::pair{next, run_audit(run, next, audit_action, ctx)};
-  };
+  params.decide = [&](const store::ReplayRun& run) { return decide_run_change(run, action, ctx); };
   auto changed = co_await store_.replay_run_change(std::move(params));
   if (changed && action == RunAction::resume && tasks_) tasks_->run_now(kReplayRunnerTask);
   co_return changed;
