@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include <boost/program_options.hpp>
 

@@ -58,9 +58,8 @@ BOOST_AUTO_TEST_CASE(a_scripted_sequence_of_events_is_counted_per_queue_and_labe
   Message dead_again = message("b", 1);
   dead_again.dead_reason = DeadReason::retries_exhausted;
   metrics.record(about(EventKind::dead_lettered, dead_again));
-  Event batch = about(EventKind::replayed, message("b"));
   Message replayed = message("b");
-  batch.message = &replayed;
+  Event batch = about(EventKind::replayed, replayed);
   batch.mode = ReplayMode::batch;
   metrics.record(batch);
   Message replay_succeeded = message("a", 2);
