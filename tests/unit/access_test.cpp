@@ -36,7 +36,7 @@ Verdict verdict(const AccessControl& access, Access needed, const std::string& h
 
 }  // namespace
 
-BOOST_AUTO_TEST_SUITE(access)
+BOOST_AUTO_TEST_SUITE(access_control)
 
 BOOST_AUTO_TEST_CASE(each_role_may_do_its_own_and_admin_may_do_everything) {
   AccessControl access(with_tokens());
