@@ -3,21 +3,16 @@
 // within a grace period, close connections and the store, exit 0.
 #include <sys/resource.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <thread>
 #include <vector>
 
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/program_options.hpp>
 
 #include "config/config.hpp"
@@ -32,6 +27,7 @@
 #include "http/api.hpp"
 #include "ops/alerts.hpp"
 #include "ops/metrics.hpp"
+#include "http/lifecycle.hpp"
 #include "http/server.hpp"
 #include "model/logging.hpp"
 #include "model/token_hash.hpp"
@@ -87,33 +83,24 @@ std::optional<Options> parse_flags(int argc, char** argv) {
   return o;
 }
 
-asio::awaitable<void> shutdown_sequence(dlq::http::IoPool& pool, dlq::http::Server& server,
+// Runs on the main context, where the lifecycle's waits must run.
+asio::awaitable<void> shutdown_sequence(dlq::http::IoPool& pool, dlq::http::Lifecycle& lifecycle,
+                                        dlq::http::Server& server,
                                         dlq::core::QueueService& service,
-                                        dlq::core::TaskHost& tasks, std::atomic<bool>& forced) {
+                                        dlq::core::TaskHost& tasks) {
   dlq::log::info("shutting down");
+  lifecycle.begin_shutdown();
   server.stop_accepting();
   service.shutdown();
-  asio::steady_timer timer(pool.main());
-  auto deadline = std::chrono::steady_clock::now() + kShutdownGrace;
-  while (server.requests_in_flight() > 0 && std::chrono::steady_clock::now() < deadline) {
-    timer.expires_after(std::chrono::milliseconds(10));
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  }
-  if (server.requests_in_flight() > 0) {
-    dlq::log::warn("grace period over; closing connections with requests in flight");
-  }
+  const bool drained = co_await lifecycle.requests_drained(kShutdownGrace);
+  if (!drained) dlq::log::warn("grace period over; closing connections with requests in flight");
   // Background tasks finish the unit they are in; the store they use closes after them.
   co_await tasks.stop(kTaskGrace);
   server.close_connections();
   // Sessions now end by themselves; if one hangs, stop anyway.
-  deadline = std::chrono::steady_clock::now() + kCloseGrace;
-  while (server.connections() > 0 && std::chrono::steady_clock::now() < deadline) {
-    timer.expires_after(std::chrono::milliseconds(10));
-    co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
-  }
-  if (server.connections() > 0) {
+  const bool closed = co_await lifecycle.connections_closed(kCloseGrace);
+  if (!closed) {
     dlq::log::warn("connections still open after shutdown; stopping");
-    forced = true;
     pool.stop();
     co_return;
   }
@@ -162,14 +149,15 @@ int run(const Options& options) {
   }
 
   dlq::store::SqlStoreOptions store_options{
-      dlq::parse_database_url(config.database.url, config.database.connect_timeout_seconds),
-      config.database.sqlite_synchronous,
-      config.database.pool_size,
-      config.database.group_commit_max_batch,
-      config.database.group_commit_max_wait_us,
-      dlq::seconds_to_ms(config.database.leader_takeover_seconds),
-      dlq::seconds_to_ms(config.database.statement_timeout_seconds),
-      config.testing.sqlite_max_page_count};
+      .target = dlq::parse_database_url(config.database.url,
+                                        config.database.connect_timeout_seconds),
+      .sqlite_synchronous = config.database.sqlite_synchronous,
+      .pool_size = config.database.pool_size,
+      .group_commit_max_batch = config.database.group_commit_max_batch,
+      .group_commit_max_wait_us = config.database.group_commit_max_wait_us,
+      .leader_takeover_ms = dlq::seconds_to_ms(config.database.leader_takeover_seconds),
+      .statement_timeout_ms = dlq::seconds_to_ms(config.database.statement_timeout_seconds),
+      .sqlite_max_page_count = config.testing.sqlite_max_page_count};
   const int threads = dlq::http::IoPool::io_threads(config.threads);
   if (config.threads > threads) {
     dlq::log::warn("threads lowered to the CPUs available",
@@ -196,9 +184,9 @@ int run(const Options& options) {
     tasks.add(alerts.delivery_task());
     tasks.add(alerts.threshold_task(service));
   }
-  std::atomic<bool> shutting_down{false};
-  dlq::http::Api api(service, desk, store, tasks, access, metrics, config, shutting_down);
-  dlq::http::Server server(pool, api, config, shutting_down);
+  dlq::http::Lifecycle lifecycle(ioc.get_executor());
+  dlq::http::Api api(service, desk, store, tasks, access, metrics, config, lifecycle);
+  dlq::http::Server server(pool, api, config, lifecycle);
 
   std::string bound = server.listen(config.listen);
   if (!server.bound_to_loopback() && config.auth.tokens.empty() && !config.auth.allow_anonymous) {
@@ -226,11 +214,11 @@ int run(const Options& options) {
   await_reload();
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
-  std::atomic<bool> forced{false};
   signals.async_wait([&](const boost::system::error_code& ec, int) {
     if (ec) return;
     reload.cancel();
-    asio::co_spawn(ioc, shutdown_sequence(pool, server, service, tasks, forced), asio::detached);
+    asio::co_spawn(ioc, shutdown_sequence(pool, lifecycle, server, service, tasks),
+                   asio::detached);
   });
 
   std::cout << "dlqd listening on http://" << bound << std::endl;
@@ -248,7 +236,9 @@ int run(const Options& options) {
   pool.run();
   store.close();
   dlq::log::info("stopped");
-  if (forced) std::_Exit(0);  // frames of abandoned requests must not outlive their owners
+  // Connections still counted now are sessions the stopped pool left behind: their frames must
+  // not outlive what they point at.
+  if (lifecycle.connections() > 0) std::_Exit(0);
   return 0;
 }
 

@@ -14,6 +14,7 @@
 
 #include "config/database_url.hpp"
 #include "config/key_visitors.hpp"
+#include "config/webhook_url.hpp"
 #include "model/role.hpp"
 
 namespace dlq {
@@ -24,14 +25,6 @@ using config_detail::join;
 using config_detail::KeyLister;
 using config_detail::Parser;
 using config_detail::Printer;
-
-bool valid_queue_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
-  });
-}
 
 std::optional<std::string> check_listen(const std::string& s) {
   auto colon = s.rfind(':');
@@ -155,8 +148,13 @@ void visit_queue_overrides(V& v, QueuePolicy& p) {
 }
 
 std::optional<std::string> check_webhook_url(const std::string& s) {
-  if (s.empty() || s.starts_with("http://") || s.starts_with("https://")) return std::nullopt;
-  return "must be an http:// or https:// URL (or empty: no alerts)";
+  if (s.empty()) return std::nullopt;  // no alerts
+  try {
+    (void)parse_webhook_url(s);
+    return std::nullopt;
+  } catch (const ConfigError& e) {
+    return std::string(e.what());
+  }
 }
 
 template <class V>

@@ -8,6 +8,7 @@
 
 #include "core/access.hpp"
 #include "core/lease_tokens.hpp"
+#include "core/replay_runner.hpp"
 #include "core/task_host.hpp"
 #include "core/transitions.hpp"
 
@@ -90,8 +91,8 @@ AuditEntry run_audit(const store::ReplayRun& before, const store::ReplayRun& aft
   e.queue = filter_queue(before.filter);
   e.filter = before.filter;
   json::object d{{"replay_id", before.id},
-                 {"status_before", before.status},
-                 {"status", after.status},
+                 {"status_before", to_string(before.status)},
+                 {"status", to_string(after.status)},
                  {"replayed", before.replayed},
                  {"skipped", before.skipped}};
   e.details = json::serialize(d);
@@ -119,6 +120,38 @@ std::string canonical_filter(const store::DeadFilter& f) {
     o["ids"] = std::move(ids);
   }
   return json::serialize(o);
+}
+
+Result<std::pair<store::ReplayRun, AuditEntry>> decide_run_change(const store::ReplayRun& run,
+                                                                  RunAction action,
+                                                                  const RequestContext& ctx) {
+  store::ReplayRun next = run;
+  next.updated_at = ctx.now;
+  const bool live = run_live(run.status);
+  std::string audit_action;
+  switch (action) {
+    case RunAction::pause:
+      if (!live) return Error(Errc::invalid_state, "only scheduled or running runs can be paused");
+      next.status = RunStatus::paused;
+      audit_action = "batch_replay_pause";
+      break;
+    case RunAction::resume:
+      if (run.status != RunStatus::paused) return Error(Errc::invalid_state, "only paused runs can be resumed");
+      next.status = run.start_at > ctx.now ? RunStatus::scheduled : RunStatus::running;
+      // Pacing starts afresh: no burst to catch up on the paused time.
+      next.paced_from = std::max(run.start_at, ctx.now);
+      next.paced_count = 0;
+      audit_action = "batch_replay_resume";
+      break;
+    case RunAction::cancel:
+      if (!live && run.status != RunStatus::paused) {
+        return Error(Errc::invalid_state, "only scheduled, running or paused runs can be cancelled");
+      }
+      next.status = RunStatus::cancelled;
+      audit_action = "batch_replay_cancel";
+      break;
+  }
+  return std::pair{next, run_audit(run, next, audit_action, ctx)};
 }
 
 DeadLetterDesk::DeadLetterDesk(store::Store& store, QueueService& service, const Config& config,
@@ -182,7 +215,7 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const Request
     if (double cap = rate_cap(config_, job_types); cap > 0) rate = std::min(rate, cap);
 
     store::ReplayRun run;
-    run.status = "scheduled";
+    run.status = RunStatus::scheduled;
     run.filter = filter;
     run.actor = ctx.actor;
     run.reason = in.reason;
@@ -211,7 +244,7 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const Request
   };
   auto confirmed = co_await store_.batch_confirm(std::move(params));
   if (!confirmed) co_return confirmed.error();
-  if (tasks_) tasks_->run_now("replay-runs");
+  if (tasks_) tasks_->run_now(kReplayRunnerTask);
   co_return std::move(*confirmed->run);
 }
 
@@ -290,38 +323,9 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::change_run(const RequestCont
                                                                long long id, RunAction action) {
   store::RunChangeParams params;
   params.run_id = id;
-  params.decide = [&](const store::ReplayRun& run)
-      -> Result<std::pair<store::ReplayRun, AuditEntry>> {
-    store::ReplayRun next = run;
-    next.updated_at = ctx.now;
-    const bool live = run.status == "scheduled" || run.status == "running";
-    std::string audit_action;
-    switch (action) {
-      case RunAction::pause:
-        if (!live) return Error(Errc::invalid_state, "only scheduled or running runs can be paused");
-        next.status = "paused";
-        audit_action = "batch_replay_pause";
-        break;
-      case RunAction::resume:
-        if (run.status != "paused") return Error(Errc::invalid_state, "only paused runs can be resumed");
-        next.status = run.start_at > ctx.now ? "scheduled" : "running";
-        // Pacing starts afresh: no burst to catch up on the paused time.
-        next.paced_from = std::max(run.start_at, ctx.now);
-        next.paced_count = 0;
-        audit_action = "batch_replay_resume";
-        break;
-      case RunAction::cancel:
-        if (!live && run.status != "paused") {
-          return Error(Errc::invalid_state, "only scheduled, running or paused runs can be cancelled");
-        }
-        next.status = "cancelled";
-        audit_action = "batch_replay_cancel";
-        break;
-    }
-    return std::pair{next, run_audit(run, next, audit_action, ctx)};
-  };
+  params.decide = [&](const store::ReplayRun& run) { return decide_run_change(run, action, ctx); };
   auto changed = co_await store_.replay_run_change(std::move(params));
-  if (changed && action == RunAction::resume && tasks_) tasks_->run_now("replay-runs");
+  if (changed && action == RunAction::resume && tasks_) tasks_->run_now(kReplayRunnerTask);
   co_return changed;
 }
 

@@ -61,6 +61,13 @@ boost::json::value json_number(double v);
 // RFC 3339. A confirmation must send the filter its preview had.
 std::string canonical_filter(const store::DeadFilter& f);
 
+// Pause, resume or cancel as the desk decides it: the run as it must become and its audit entry,
+// or invalid_state when the run's status does not allow the action. A resumed run's pacing
+// starts afresh (no burst to catch up on the paused time).
+Result<std::pair<store::ReplayRun, AuditEntry>> decide_run_change(const store::ReplayRun& run,
+                                                                  RunAction action,
+                                                                  const RequestContext& ctx);
+
 class DeadLetterDesk {
  public:
   // `tasks`: where the replay runner lives, poked when a run is confirmed (may be null).

@@ -76,7 +76,7 @@ TaskSpec replay_runner_task(store::Store& store, QueueService& service) {
         service.after_change(m, now);
         service.publish(EventKind::replayed, m, now, run.actor, ReplayMode::batch);
       }
-      if (done.run.status == "done") {
+      if (done.run.status == RunStatus::done) {
         log::info("replay run done", {{"replay_id", std::to_string(run.id)},
                                       {"replayed", std::to_string(done.run.replayed)},
                                       {"skipped", std::to_string(done.run.skipped)}});

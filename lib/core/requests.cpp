@@ -116,14 +116,6 @@ const std::string* query_value(const QueryParams& q, std::string_view key) {
   return nullptr;
 }
 
-bool valid_queue_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
-  });
-}
-
 std::optional<MessageId> parse_message_id(std::string_view text) {
   if (text.empty() || text.size() > 18) return std::nullopt;
   MessageId v = 0;

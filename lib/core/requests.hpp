@@ -26,7 +26,7 @@ namespace dlq::core {
 using QueryParams = std::vector<std::pair<std::string, std::string>>;
 const std::string* query_value(const QueryParams& q, std::string_view key);
 
-bool valid_queue_name(std::string_view name);
+using dlq::valid_queue_name;  // model/message.hpp: one rule for config, paths and filters
 // Positive integers of at most 18 digits (leading zeros allowed).
 std::optional<MessageId> parse_message_id(std::string_view text);
 

@@ -39,9 +39,7 @@ awaitable<long long> purge_batches(store::Store& store, QueueService& service,
 
 }  // namespace
 
-awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
-                                     const Config& config, TimeMs now, const TaskContext* ctx) {
-  auto keep_going = [ctx] { return !ctx || (ctx->leading() && !ctx->stopping()); };
+std::vector<RetentionCut> retention_cuts(const Config& config, TimeMs now) {
   // Queues with a retention of their own are swept on their own; the rest together.
   std::vector<std::string> own;
   for (const auto& [queue, policy] : config.queues) {
@@ -55,40 +53,54 @@ awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
   std::vector<Scope> scopes{{std::nullopt, config.retention}};
   for (const auto& queue : own) scopes.push_back({queue, config.retention_for(queue)});
 
-  long long total = 0;
+  std::vector<RetentionCut> cuts;
   for (const auto& scope : scopes) {
     const std::pair<Status, double> ages[] = {{Status::succeeded, scope.retention.succeeded_seconds},
                                               {Status::dismissed, scope.retention.dismissed_seconds},
                                               {Status::dead, scope.retention.dead_seconds}};
-    for (const auto& age : ages) {
-      // Named copies, not a structured binding: the lambda below captures them (clang 14,
-      // which builds the fuzzer, cannot capture bindings).
-      const Status status = age.first;
-      const double seconds = age.second;
-      if (seconds <= 0 || !keep_going()) continue;  // 0: kept forever
-      store::PurgeParams params;
-      params.status = status;
-      params.before = now - seconds_to_ms(seconds);
-      params.queue = scope.queue;
-      if (!scope.queue) params.except = own;
-      params.limit = kBatch;
-      params.audit = [now, status, seconds, queue = scope.queue](
-                         const std::vector<std::pair<std::string, long long>>& by_queue) {
-        AuditEntry e;
-        e.at = now;
-        e.action = "retention_purge";
-        e.queue = queue;
-        if (!queue && by_queue.size() == 1) e.queue = by_queue.front().first;
-        long long n = 0;
-        for (const auto& [q, c] : by_queue) n += c;
-        e.details = json::serialize(json::object{{"status", to_string(status)},
-                                                 {"older_than_seconds", seconds},
-                                                 {"purged", n},
-                                                 {"by_queue", counts_json(by_queue)}});
-        return e;
-      };
-      total += co_await purge_batches(store, service, std::move(params), true, now, keep_going);
+    for (const auto& [status, seconds] : ages) {
+      if (seconds <= 0) continue;  // 0: kept forever
+      RetentionCut cut;
+      cut.queue = scope.queue;
+      if (!scope.queue) cut.except = own;
+      cut.status = status;
+      cut.older_than_seconds = seconds;
+      cut.before = now - seconds_to_ms(seconds);
+      cuts.push_back(std::move(cut));
     }
+  }
+  return cuts;
+}
+
+awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
+                                     const Config& config, TimeMs now, const TaskContext* ctx) {
+  auto keep_going = [ctx] { return !ctx || (ctx->leading() && !ctx->stopping()); };
+  const std::vector<RetentionCut> cuts = retention_cuts(config, now);
+  long long total = 0;
+  for (const auto& cut : cuts) {
+    if (!keep_going()) break;
+    store::PurgeParams params;
+    params.status = cut.status;
+    params.before = cut.before;
+    params.queue = cut.queue;
+    params.except = cut.except;
+    params.limit = kBatch;
+    params.audit = [now, status = cut.status, seconds = cut.older_than_seconds, queue = cut.queue](
+                       const std::vector<std::pair<std::string, long long>>& by_queue) {
+      AuditEntry e;
+      e.at = now;
+      e.action = "retention_purge";
+      e.queue = queue;
+      if (!queue && by_queue.size() == 1) e.queue = by_queue.front().first;
+      long long n = 0;
+      for (const auto& [q, c] : by_queue) n += c;
+      e.details = json::serialize(json::object{{"status", to_string(status)},
+                                               {"older_than_seconds", seconds},
+                                               {"purged", n},
+                                               {"by_queue", counts_json(by_queue)}});
+      return e;
+    };
+    total += co_await purge_batches(store, service, std::move(params), true, now, keep_going);
   }
   if (total > 0) log::info("retention sweep", {{"purged", std::to_string(total)}});
   co_return total;

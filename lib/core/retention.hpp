@@ -5,7 +5,9 @@
 // traffic goes between batches. Nothing else ever deletes a message; no size cap exists.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/queue_service.hpp"
@@ -16,6 +18,22 @@
 namespace dlq::core {
 
 inline constexpr const char* kRetentionTask = "retention";
+
+// One delete of a sweep: the messages in `status` that entered it before `before` (now minus
+// `older_than_seconds`), in `queue`, or, with none, in every queue but `except` (those have a
+// retention of their own and a cut of their own).
+struct RetentionCut {
+  std::optional<std::string> queue;
+  std::vector<std::string> except;
+  Status status = Status::succeeded;
+  double older_than_seconds = 0;
+  TimeMs before = 0;
+};
+
+// The cuts of a sweep at `now`, in the order it makes them: the global retention for the queues
+// without their own first, then each queue with its own (merged over the global); per scope
+// succeeded, dismissed, dead. An age of 0 keeps those messages forever: no cut.
+std::vector<RetentionCut> retention_cuts(const Config& config, TimeMs now);
 
 // One sweep at `now`; returns how many messages it deleted. Stops between batches when `ctx`
 // says this node no longer leads or is stopping.

@@ -29,6 +29,7 @@ WakeScheduler::WakeScheduler(asio::any_io_executor executor, store::Store& store
       store_(store),
       clock_(clock),
       reap_(std::move(reap)),
+      due_events_(kMaxDueEvents),
       timer_(strand_) {}
 
 void WakeScheduler::start() {
@@ -60,6 +61,31 @@ void WakeScheduler::shutdown() {
 
 void WakeScheduler::clock_moved() {
   asio::post(strand_, [this] { timer_.cancel(); });
+}
+
+// ---- the due events --------------------------------------------------------------------------
+
+bool DueEvents::add(const std::string& queue, TimeMs at) {
+  if (events_.size() >= capacity_) {
+    auto last = std::prev(events_.end());
+    if (last->first <= at) return false;
+    events_.erase(last);
+  }
+  events_.emplace(at, queue);
+  return true;
+}
+
+std::optional<TimeMs> DueEvents::earliest() const {
+  if (events_.empty()) return std::nullopt;
+  return events_.begin()->first;
+}
+
+std::vector<std::string> DueEvents::take_due(TimeMs now) {
+  std::vector<std::string> due;
+  auto end = events_.upper_bound(now);
+  for (auto it = events_.begin(); it != end; ++it) due.push_back(std::move(it->second));
+  events_.erase(events_.begin(), end);
+  return due;
 }
 
 // ---- announcements (any thread) -> strand ----------------------------------------------------
@@ -129,13 +155,7 @@ void WakeScheduler::on_ready(const std::string& queue, const std::optional<std::
 }
 
 void WakeScheduler::on_due(const std::string& queue, TimeMs at) {
-  if (due_events_.size() >= kMaxDueEvents) {
-    auto last = std::prev(due_events_.end());
-    if (last->first <= at) return;  // the refresh from the database will find it
-    due_events_.erase(last);
-  }
-  due_events_.emplace(at, queue);
-  rearm();
+  if (due_events_.add(queue, at)) rearm();
 }
 
 void WakeScheduler::on_lease(TimeMs expires_at) {
@@ -160,7 +180,7 @@ TimeMs WakeScheduler::next_deadline() const {
   TimeMs next = next_refresh_;
   if (next_lease_expiry_) next = std::min(next, *next_lease_expiry_);
   if (db_next_due_) next = std::min(next, *db_next_due_);
-  if (!due_events_.empty()) next = std::min(next, due_events_.begin()->first);
+  if (auto due = due_events_.earliest()) next = std::min(next, *due);
   return next;
 }
 
@@ -263,10 +283,8 @@ awaitable<void> WakeScheduler::timer_loop() {
         refresh_now = true;
       }
       // Each message that became due wakes one claimer of its queue.
-      while (!due_events_.empty() && due_events_.begin()->first <= now) {
-        on_ready(due_events_.begin()->second, std::nullopt, 1);
-        due_events_.erase(due_events_.begin());
-      }
+      const std::vector<std::string> due = due_events_.take_due(now);
+      for (const auto& queue : due) on_ready(queue, std::nullopt, 1);
       if (db_next_due_ && *db_next_due_ <= now) {
         db_next_due_.reset();
         for (auto& [queue, state] : claims_) give_token(state);

@@ -4,6 +4,7 @@
 // docs/architecture.md); the QueueService tells it what changed and asks it to park claims.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <limits>
@@ -27,6 +28,24 @@ namespace dlq::core {
 
 template <class T>
 using awaitable = boost::asio::awaitable<T>;
+
+// The messages this node knows will become due, one entry per message, earliest first. Bounded:
+// when full, an entry later than all the others is dropped (or the latest gives way to an
+// earlier one); the once-a-second refresh from the database finds what was dropped.
+class DueEvents {
+ public:
+  explicit DueEvents(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 1)) {}
+  // False when the entry was dropped (full, and every entry is due no later).
+  bool add(const std::string& queue, TimeMs at);
+  std::optional<TimeMs> earliest() const;
+  // Removes the entries due by `now` and returns their queues, earliest first.
+  std::vector<std::string> take_due(TimeMs now);
+  std::size_t size() const { return events_.size(); }
+
+ private:
+  std::size_t capacity_;
+  std::multimap<TimeMs, std::string> events_;
+};
 
 // Ends a parked claim early (its client went away). Strand-confined state.
 class ClaimCancel {
@@ -110,9 +129,7 @@ class WakeScheduler {
   // Strand-confined state.
   Waiters waiters_;
   std::unordered_map<std::string, ClaimState> claims_;
-  // Messages this node knows will become due: one entry per message, earliest first. Bounded;
-  // what does not fit is found by the once-a-second refresh from the database (db_next_due_).
-  std::multimap<TimeMs, std::string> due_events_;
+  DueEvents due_events_;  // what does not fit is found by the refresh (db_next_due_)
   std::optional<TimeMs> db_next_due_;  // earliest due time in the database (any queue)
   std::optional<TimeMs> next_lease_expiry_;
   TimeMs next_refresh_ = 0;

@@ -6,6 +6,7 @@
 #include "http/api_messages.hpp"
 #include "http/api_ops.hpp"
 #include "http/api_support.hpp"
+#include "http/lifecycle.hpp"
 #include "http/api_ui.hpp"
 #include "model/logging.hpp"
 
@@ -19,8 +20,8 @@ using namespace support;
 struct ResourceHandlers : MessageHandlers, DlqHandlers, OpsHandlers, AuditHandlers, UiHandlers {
   ResourceHandlers(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
                    const core::TaskHost& tasks, ops::Metrics& metrics, const Config& config,
-                   const std::atomic<bool>& shutting_down)
-      : MessageHandlers(service, config, shutting_down),
+                   const Lifecycle& lifecycle)
+      : MessageHandlers(service, config, lifecycle),
         DlqHandlers(desk, service.clock(), service.redactor(), config),
         OpsHandlers(service, store, tasks, metrics, config),
         AuditHandlers(service, config),
@@ -93,9 +94,9 @@ std::vector<RouteInfo> Api::routes() {
 
 Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
          const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
-         const Config& config, const std::atomic<bool>& shutting_down)
+         const Config& config, const Lifecycle& lifecycle)
     : handlers_(std::make_unique<ResourceHandlers>(service, desk, store, tasks, metrics, config,
-                                                   shutting_down)),
+                                                   lifecycle)),
       access_(access),
       metrics_(metrics),
       config_(config) {

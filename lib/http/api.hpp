@@ -4,7 +4,6 @@
 // calls the core, encodes; it returns a Response and never touches the socket.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -24,6 +23,8 @@
 
 namespace dlq::http {
 
+class Lifecycle;
+
 // One route as the table lists it: what `dlqd --print-routes` prints and docs/openapi.json must
 // describe (tests/unit/openapi_test.cpp).
 struct RouteInfo {
@@ -42,7 +43,7 @@ class Api {
 
   Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
       const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
-      const Config& config, const std::atomic<bool>& shutting_down);
+      const Config& config, const Lifecycle& lifecycle);
   ~Api();
 
   // Never throws: every outcome, including faults, is a Response. Sets req.actor once access

@@ -22,7 +22,7 @@ json::value text_or_null(const std::optional<std::string>& s) {
 json::object run_json(const store::ReplayRun& r) {
   json::object o;
   o["replay_id"] = r.id;
-  o["status"] = r.status;
+  o["status"] = to_string(r.status);
   o["matched"] = r.matched;
   o["replayed"] = r.replayed;
   o["skipped"] = r.skipped;
@@ -110,7 +110,7 @@ DlqHandlers::R DlqHandlers::dlq_replay(const Request& req, const RouteMatch&) {
   }
   auto run = co_await desk_.confirm_replay(ctx, std::move(in.confirmation));
   if (!run) co_return problem_from_error(context(config_, req), run.error());
-  json::object o{{"replay_id", run->id}, {"matched", run->matched}, {"status", run->status}};
+  json::object o{{"replay_id", run->id}, {"matched", run->matched}, {"status", to_string(run->status)}};
   Response r = json_response(202, o);
   r.headers.emplace_back("Location", "/dlq/replays/" + std::to_string(run->id));
   co_return r;

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 
 #include "http/api_support.hpp"
+#include "http/lifecycle.hpp"
 #include "http/message_stream.hpp"
 
 namespace dlq::http {
@@ -43,8 +44,8 @@ json::array ack_results(const std::vector<core::AckSlot>& slots,
 }  // namespace
 
 MessageHandlers::MessageHandlers(core::QueueService& service, const Config& config,
-                                 const std::atomic<bool>& shutting_down)
-    : service_(service), config_(config), shutting_down_(shutting_down) {}
+                                 const Lifecycle& lifecycle)
+    : service_(service), config_(config), lifecycle_(lifecycle) {}
 
 Response MessageHandlers::answer(const Request& req, const Result<Message>& result,
                                  Audience audience) const {
@@ -53,7 +54,7 @@ Response MessageHandlers::answer(const Request& req, const Result<Message>& resu
 }
 
 void MessageHandlers::close_if_shutting_down(Response& r) const {
-  r.close = shutting_down_.load();
+  r.close = lifecycle_.shutting_down();
 }
 
 MessageHandlers::R MessageHandlers::enqueue(const Request& req, const RouteMatch& m) {

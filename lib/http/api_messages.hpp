@@ -3,7 +3,6 @@
 // and its attempts. Messages are answered in the hand-written JSON of json_codec (hot paths).
 #pragma once
 
-#include <atomic>
 
 #include <boost/asio/awaitable.hpp>
 
@@ -15,12 +14,14 @@
 
 namespace dlq::http {
 
+class Lifecycle;
+
 class MessageHandlers {
  public:
   using R = boost::asio::awaitable<Response>;
 
   MessageHandlers(core::QueueService& service, const Config& config,
-                  const std::atomic<bool>& shutting_down);
+                  const Lifecycle& lifecycle);
 
   R enqueue(const Request& req, const RouteMatch& m);
   R enqueue_batch(const Request& req, const RouteMatch& m);
@@ -45,7 +46,7 @@ class MessageHandlers {
 
   core::QueueService& service_;
   const Config& config_;
-  const std::atomic<bool>& shutting_down_;
+  const Lifecycle& lifecycle_;
 };
 
 }  // namespace dlq::http

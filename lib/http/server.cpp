@@ -17,8 +17,8 @@ using asio::ip::tcp;
 using asio::use_awaitable;
 
 struct Server::Impl {
-  Impl(IoPool& pool, Api& api, const Config& config, std::atomic<bool>& shutting_down)
-      : pool(pool), config(config), state(api, config, shutting_down), acceptor(pool.main()) {}
+  Impl(IoPool& pool, Api& api, const Config& config, Lifecycle& lifecycle)
+      : pool(pool), config(config), state(api, config, lifecycle), acceptor(pool.main()) {}
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
@@ -33,14 +33,14 @@ struct Server::Impl {
         co_await pause.async_wait(asio::as_tuple(use_awaitable));
         continue;
       }
-      if (state.connections.load() >= static_cast<std::size_t>(config.limits.max_connections)) {
+      if (state.lifecycle.connections() >= static_cast<std::size_t>(config.limits.max_connections)) {
         log::warn("connection refused: limits.max_connections reached");
         boost::system::error_code ignored;
         socket.close(ignored);
         continue;
       }
       // Counted here, not when the session starts on its thread: the next accept must see it.
-      ++state.connections;
+      state.lifecycle.connection_opened();
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
       auto executor = socket.get_executor();
@@ -62,8 +62,8 @@ struct Server::Impl {
   tcp::endpoint bound;
 };
 
-Server::Server(IoPool& pool, Api& api, const Config& config, std::atomic<bool>& shutting_down)
-    : impl_(std::make_unique<Impl>(pool, api, config, shutting_down)) {}
+Server::Server(IoPool& pool, Api& api, const Config& config, Lifecycle& lifecycle)
+    : impl_(std::make_unique<Impl>(pool, api, config, lifecycle)) {}
 
 Server::~Server() = default;
 
@@ -103,16 +103,11 @@ void Server::start() {
 }
 
 void Server::stop_accepting() {
-  impl_->state.shutting_down = true;
   asio::post(impl_->acceptor.get_executor(), [impl = impl_.get()] {
     boost::system::error_code ignored;
     impl->acceptor.close(ignored);
   });
 }
-
-std::size_t Server::requests_in_flight() const { return impl_->state.requests_in_flight.load(); }
-
-std::size_t Server::connections() const { return impl_->state.connections.load(); }
 
 void Server::close_connections() { impl_->state.close_all(); }
 

@@ -3,21 +3,20 @@
 // part in the phased shutdown.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 
 #include "config/config.hpp"
 #include "http/api.hpp"
 #include "http/io_pool.hpp"
+#include "http/lifecycle.hpp"
 
 namespace dlq::http {
 
 class Server {
  public:
-  // `shutting_down` is shared with the Api: once set, new requests are answered 503.
-  Server(IoPool& pool, Api& api, const Config& config,
-         std::atomic<bool>& shutting_down);
+  // Counts its connections and requests in `lifecycle`, and answers 503 once it shuts down.
+  Server(IoPool& pool, Api& api, const Config& config, Lifecycle& lifecycle);
   ~Server();
 
   // Binds `host_port` (port 0 picks a free port). Returns the address actually bound, as
@@ -25,10 +24,8 @@ class Server {
   std::string listen(const std::string& host_port);
   bool bound_to_loopback() const;
   void start();
-  // Stops accepting; requests arriving from now on are answered 503 shutting-down.
+  // Closes the listening socket (the lifecycle's begin_shutdown() makes the 503 answers).
   void stop_accepting();
-  std::size_t requests_in_flight() const;
-  std::size_t connections() const;
   // Ends every open connection (idle keep-alive ones included).
   void close_connections();
 

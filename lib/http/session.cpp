@@ -255,7 +255,7 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
     std::uint64_t id;
     ~Leave() {
       state.remove_closer(id);
-      --state.connections;
+      state.lifecycle.connection_closed();
     }
   } leave{state, closer_id};
 
@@ -284,8 +284,8 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
       Request request = wire::to_request(parser.release());
       request.watch = &watch;
       answer.request_id = request.request_id;
-      ++state.requests_in_flight;
-      if (state.shutting_down) {
+      state.lifecycle.request_started();
+      if (state.lifecycle.shutting_down()) {
         response = early_problem(config, 503, "shutting-down", "Shutting down",
                                  "the server is shutting down; retry later",
                                  "server is shutting down", request.path);
@@ -293,7 +293,7 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
         stream.expires_never();  // a long-poll may wait up to a minute
         response = co_await state.api.handle(request);
       }
-      --state.requests_in_flight;
+      state.lifecycle.request_ended();
       if (log::enabled(log::Level::debug)) {
         log::debug("request", {{"method", request.method},
                                {"path", request.path},
@@ -302,7 +302,7 @@ asio::awaitable<void> run_session(asio::ip::tcp::socket socket, ServerState& sta
       }
       if (conn->client_gone) break;  // nobody to answer
     }
-    if (state.shutting_down) response.close = true;
+    if (state.lifecycle.shutting_down()) response.close = true;
     bool keep = co_await wire::write_answer(stream, std::move(response), answer);
     if (!keep) {
       if (in.early) co_await linger(stream);

@@ -2,7 +2,6 @@
 // the answer. The only code that touches a socket. Beast lives in session.cpp only.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,21 +13,20 @@
 
 #include "config/config.hpp"
 #include "http/api.hpp"
+#include "http/lifecycle.hpp"
 
 namespace dlq::http {
 
-// What every connection shares: the API, limits, the shutdown flag and the counters the
-// shutdown sequence waits on, and a way to close every open connection at the end.
+// What every connection shares: the API, limits, the lifecycle (shutting down? what is still in
+// flight?), and a way to close every open connection at the end.
 class ServerState {
  public:
-  ServerState(Api& api, const Config& config, std::atomic<bool>& shutting_down)
-      : api(api), config(config), shutting_down(shutting_down) {}
+  ServerState(Api& api, const Config& config, Lifecycle& lifecycle)
+      : api(api), config(config), lifecycle(lifecycle) {}
 
   Api& api;
   const Config& config;
-  std::atomic<bool>& shutting_down;
-  std::atomic<std::size_t> requests_in_flight{0};
-  std::atomic<std::size_t> connections{0};
+  Lifecycle& lifecycle;
 
   // Sessions register a closer that ends them from any thread.
   std::uint64_t add_closer(std::function<void()> close);
@@ -41,7 +39,7 @@ class ServerState {
   std::unordered_map<std::uint64_t, std::function<void()>> closers_;
 };
 
-// The caller has counted the connection in state.connections; the session uncounts it at its end.
+// The caller has counted the connection in the lifecycle; the session uncounts it at its end.
 boost::asio::awaitable<void> run_session(boost::asio::ip::tcp::socket socket, ServerState& state);
 
 }  // namespace dlq::http

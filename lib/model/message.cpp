@@ -1,6 +1,8 @@
-// Text forms of the message enums, as they appear on the wire and in the database.
+// Text forms of the message enums, as they appear on the wire and in the database, and the rule
+// for queue names.
 #include "model/message.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -59,6 +61,14 @@ constexpr std::array<std::pair<AttemptOutcome, std::string_view>, 6> kOutcomes{{
 }};
 
 }  // namespace
+
+bool valid_queue_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '-';
+  });
+}
 
 std::string_view to_string(Status s) { return name_of(kStatuses, s); }
 std::optional<Status> parse_status(std::string_view s) { return lookup(kStatuses, s); }

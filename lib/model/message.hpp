@@ -13,6 +13,10 @@ namespace dlq {
 
 using MessageId = std::int64_t;
 
+// A queue's name: 1 to 64 of [A-Za-z0-9_-]. Config keys, paths and filters all hold to it (the
+// UI's route pattern in ui/app.js is the same rule, written in JavaScript).
+bool valid_queue_name(std::string_view name);
+
 enum class Status { pending, processing, succeeded, dead, dismissed };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);

@@ -28,50 +28,24 @@ json::value time_or_null(std::optional<TimeMs> t) {
 
 }  // namespace
 
-Alerts::Alerts(const Config& config, Metrics& metrics, std::string node)
-    : config_(config), metrics_(metrics), node_(std::move(node)) {
-  if (config.alerts.webhook_url.empty()) return;
-  webhook_ = std::make_unique<Webhook>(
-      config.alerts.webhook_url, config.alerts.ca_file,
-      std::chrono::milliseconds(seconds_to_ms(config.alerts.timeout_seconds)));
-}
+DeadLetterDigest::DeadLetterDigest(TimeMs min_interval_ms, std::string node)
+    : min_interval_ms_(min_interval_ms), node_(std::move(node)) {}
 
-Alerts::~Alerts() = default;
-
-std::size_t Alerts::outbox_size() {
-  std::lock_guard lock(mu_);
-  return outbox_.size();
-}
-
-void Alerts::record(const core::Event& e) {
-  if (!webhook_ || e.kind != core::EventKind::dead_lettered || !e.message) return;
-  const Message& m = *e.message;
-  std::lock_guard lock(mu_);
-  Aggregate& a = dead_[std::string(e.queue)];
-  if (a.count == 0) a.first_at = e.at;
-  a.last_at = std::max(a.last_at, e.at);
+void DeadLetterDigest::record(std::string_view queue, const Message& m, TimeMs at) {
+  Aggregate& a = dead_[std::string(queue)];
+  if (a.count == 0) a.first_at = at;
+  a.last_at = std::max(a.last_at, at);
   ++a.count;
   if (a.messages.size() < kMessagesPerAlert) {
-    a.messages.push_back({m.id, m.job_type, m.attempts, m.error_class, m.dead_reason, e.at});
+    a.messages.push_back({m.id, m.job_type, m.attempts, m.error_class, m.dead_reason, at});
   }
 }
 
-// Under mu_. An outbox that is full drops its oldest alert rather than grow.
-void Alerts::enqueue(std::string body, TimeMs now) {
-  if (outbox_.size() >= kOutboxLimit) {
-    outbox_.pop_front();
-    metrics_.alert_failed();
-    log::warn("alert outbox full; the oldest alert was dropped");
-  }
-  outbox_.push_back({std::move(body), 0, now});
-}
-
-// Under mu_: every queue's aggregate whose interval has passed becomes one alert.
-void Alerts::flush_due(TimeMs now) {
-  const TimeMs interval = seconds_to_ms(config_.alerts.min_interval_seconds);
+std::vector<std::string> DeadLetterDigest::take_due(TimeMs now) {
+  std::vector<std::string> bodies;
   for (auto it = dead_.begin(); it != dead_.end();) {
     auto sent = last_sent_.find(it->first);
-    if (sent != last_sent_.end() && now - sent->second < interval) {
+    if (sent != last_sent_.end() && now - sent->second < min_interval_ms_) {
       ++it;
       continue;
     }
@@ -90,10 +64,50 @@ void Alerts::flush_due(TimeMs now) {
                       {"messages", std::move(messages)}, {"threshold", nullptr},
                       {"value", nullptr},               {"first_at", format_rfc3339(a.first_at)},
                       {"last_at", format_rfc3339(a.last_at)}, {"node", node_}};
-    enqueue(json::serialize(body), now);
+    bodies.push_back(json::serialize(body));
     last_sent_[it->first] = now;
     it = dead_.erase(it);
   }
+  return bodies;
+}
+
+Alerts::Alerts(const Config& config, Metrics& metrics, std::string node)
+    : config_(config),
+      metrics_(metrics),
+      node_(node),
+      digest_(seconds_to_ms(config.alerts.min_interval_seconds), std::move(node)) {
+  if (config.alerts.webhook_url.empty()) return;
+  webhook_ = std::make_unique<Webhook>(
+      config.alerts.webhook_url, config.alerts.ca_file,
+      std::chrono::milliseconds(seconds_to_ms(config.alerts.timeout_seconds)));
+}
+
+Alerts::~Alerts() = default;
+
+std::size_t Alerts::outbox_size() {
+  std::lock_guard lock(mu_);
+  return outbox_.size();
+}
+
+void Alerts::record(const core::Event& e) {
+  if (!webhook_ || e.kind != core::EventKind::dead_lettered || !e.message) return;
+  std::lock_guard lock(mu_);
+  digest_.record(e.queue, *e.message, e.at);
+}
+
+// Under mu_. An outbox that is full drops its oldest alert rather than grow.
+void Alerts::enqueue(std::string body, TimeMs now) {
+  if (outbox_.size() >= kOutboxLimit) {
+    outbox_.pop_front();
+    metrics_.alert_failed();
+    log::warn("alert outbox full; the oldest alert was dropped");
+  }
+  outbox_.push_back({std::move(body), 0, now});
+}
+
+// Under mu_: every queue's aggregate whose interval has passed becomes one alert.
+void Alerts::flush_due(TimeMs now) {
+  for (auto& body : digest_.take_due(now)) enqueue(std::move(body), now);
 }
 
 boost::asio::awaitable<void> Alerts::deliver(const core::TaskContext& ctx) {

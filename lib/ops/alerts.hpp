@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
@@ -21,6 +22,38 @@
 #include "ops/webhook.hpp"
 
 namespace dlq::ops {
+
+// The dead letters of each queue since its last alert, and the rule that alerts a queue at most
+// once per alerts.min_interval_seconds (its first alert at once). Not thread-safe (Alerts locks).
+class DeadLetterDigest {
+ public:
+  DeadLetterDigest(TimeMs min_interval_ms, std::string node);
+  void record(std::string_view queue, const Message& m, TimeMs at);
+  // The alert bodies due at `now`: one per queue with dead letters whose interval has passed
+  // since its last alert. Those queues start counting afresh.
+  std::vector<std::string> take_due(TimeMs now);
+
+ private:
+  struct DeadMessage {
+    MessageId id = 0;
+    std::optional<std::string> job_type;
+    int attempts = 0;
+    std::optional<ErrorClass> error_class;
+    std::optional<DeadReason> dead_reason;
+    TimeMs dead_at = 0;
+  };
+  struct Aggregate {
+    long long count = 0;
+    TimeMs first_at = 0;
+    TimeMs last_at = 0;
+    std::vector<DeadMessage> messages;  // the first ten
+  };
+
+  TimeMs min_interval_ms_;
+  std::string node_;
+  std::map<std::string, Aggregate> dead_;    // per queue, since its last alert
+  std::map<std::string, TimeMs> last_sent_;  // per queue
+};
 
 class Alerts {
  public:
@@ -39,20 +72,6 @@ class Alerts {
   std::size_t outbox_size();
 
  private:
-  struct DeadMessage {
-    MessageId id = 0;
-    std::optional<std::string> job_type;
-    int attempts = 0;
-    std::optional<ErrorClass> error_class;
-    std::optional<DeadReason> dead_reason;
-    TimeMs dead_at = 0;
-  };
-  struct Aggregate {
-    long long count = 0;
-    TimeMs first_at = 0;
-    TimeMs last_at = 0;
-    std::vector<DeadMessage> messages;  // the first ten
-  };
   struct Outgoing {
     std::string body;
     int failures = 0;
@@ -70,8 +89,7 @@ class Alerts {
   std::unique_ptr<Webhook> webhook_;
 
   std::mutex mu_;
-  std::map<std::string, Aggregate> dead_;      // per queue, since its last alert
-  std::map<std::string, TimeMs> last_sent_;    // per queue
+  DeadLetterDigest digest_;
   std::deque<Outgoing> outbox_;
   // Threshold state, owned by the leader's task: (queue, metric) currently over its threshold.
   std::map<std::pair<std::string, std::string>, bool> crossed_;

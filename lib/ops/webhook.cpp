@@ -11,7 +11,8 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
-#include <boost/url/parse.hpp>
+
+#include "config/webhook_url.hpp"
 
 namespace dlq::ops {
 namespace asio = boost::asio;
@@ -29,18 +30,11 @@ struct Webhook::Impl {
 Webhook::Webhook(const std::string& url, const std::string& ca_file,
                  std::chrono::milliseconds timeout)
     : impl_(std::make_unique<Impl>()) {
-  auto parsed = boost::urls::parse_uri(url);
-  if (!parsed) throw std::invalid_argument("alerts.webhook_url is not a URL");
-  auto scheme = parsed->scheme();
-  if (scheme != "http" && scheme != "https") {
-    throw std::invalid_argument("alerts.webhook_url must be http:// or https://");
-  }
-  impl_->tls = scheme == "https";
-  impl_->host = parsed->encoded_host().decode();
-  if (impl_->host.empty()) throw std::invalid_argument("alerts.webhook_url has no host");
-  impl_->port = parsed->has_port() ? std::string(parsed->port()) : (impl_->tls ? "443" : "80");
-  impl_->target = std::string(parsed->encoded_target());
-  if (impl_->target.empty()) impl_->target = "/";
+  WebhookTarget t = parse_webhook_url(url);
+  impl_->tls = t.tls;
+  impl_->host = std::move(t.host);
+  impl_->port = std::move(t.port);
+  impl_->target = std::move(t.target);
   impl_->timeout = timeout;
   if (impl_->tls) {
     impl_->ssl = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);

@@ -1,6 +1,6 @@
 // Delivering one alert: an HTTP POST of a JSON body to alerts.webhook_url, over plain HTTP (a
 // local relay) or HTTPS with the certificate verified against the system's CA store or
-// alerts.ca_file, within alerts.timeout_seconds. Beast over OpenSSL; the URL read by Boost.URL.
+// alerts.ca_file, within alerts.timeout_seconds. Beast over OpenSSL; the URL read by config/webhook_url.
 #pragma once
 
 #include <chrono>
@@ -14,8 +14,8 @@ namespace dlq::ops {
 
 class Webhook {
  public:
-  // Throws std::invalid_argument for a URL it cannot use, std::runtime_error for a CA file it
-  // cannot read.
+  // Throws ConfigError for a URL it cannot use (parse_webhook_url: the config check refuses the
+  // same ones), std::runtime_error for a CA file it cannot read.
   Webhook(const std::string& url, const std::string& ca_file, std::chrono::milliseconds timeout);
   ~Webhook();
   Webhook(const Webhook&) = delete;

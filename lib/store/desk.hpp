@@ -12,6 +12,7 @@
 #include "model/audit.hpp"
 #include "model/error.hpp"
 #include "model/message.hpp"
+#include "model/run_status.hpp"
 #include "store/change.hpp"
 
 namespace dlq::store {
@@ -61,7 +62,7 @@ struct BatchPreview {
 
 struct ReplayRun {
   long long id = 0;  // assigned by the store
-  std::string status = "scheduled";  // scheduled, running, paused, cancelled, done
+  RunStatus status = RunStatus::scheduled;
   std::string filter;                // canonical JSON
   std::optional<std::string> actor;
   std::optional<std::string> reason;

@@ -1,9 +1,6 @@
 // The leader's advisory lock on raw libpq (SOCI's session cannot be watched between statements).
 #include "store/pg_leader.hpp"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <algorithm>
 
 #include <libpq-fe.h>
@@ -41,26 +38,12 @@ PgLeader::PgLeader(std::string conninfo, std::string node, TimeMs takeover_ms,
               " keepalives_interval=1 keepalives_count=2 tcp_user_timeout=" +
               std::to_string(takeover_ms_ / 2) +
               " connect_timeout=" + std::to_string(std::max<long long>(2, takeover_ms_ / 1000));
-  if (pipe(wake_) != 0) throw std::runtime_error("pipe failed");
-  thread_ = std::thread([this] { loop(); });
+  thread_.start([this] { loop(); });
 }
 
 PgLeader::~PgLeader() { stop(); }
 
-void PgLeader::stop() {
-  if (stopping_.exchange(true)) return;
-  char byte = 1;
-  [[maybe_unused]] auto written = write(wake_[1], &byte, 1);
-  if (thread_.joinable()) thread_.join();
-  close(wake_[0]);
-  close(wake_[1]);
-}
-
-bool PgLeader::pause(int ms) {
-  pollfd wake{wake_[0], POLLIN, 0};
-  poll(&wake, 1, ms);
-  return !stopping_;
-}
+void PgLeader::stop() { thread_.stop(); }
 
 void PgLeader::loop() {
   const int beat_ms = static_cast<int>(takeover_ms_ / 5);
@@ -68,12 +51,12 @@ void PgLeader::loop() {
       "SET tcp_keepalives_idle = " + std::to_string(std::max(1, beat_ms / 1000)) +
       "; SET tcp_keepalives_interval = 1; SET tcp_keepalives_count = 2";
   const std::string try_lock = "SELECT pg_try_advisory_lock(" + std::to_string(kLeaderLockKey) + ")";
-  while (!stopping_) {
+  while (!thread_.stopping()) {
     PGconn* conn = PQconnectdb(conninfo_.c_str());
     PQsetNoticeProcessor(conn, log_pg_notice, const_cast<char*>("leader campaign"));
     bool leading = false;
     if (PQstatus(conn) == CONNECTION_OK && query_value(conn, server_keepalives)) {
-      while (!stopping_ && PQstatus(conn) == CONNECTION_OK) {
+      while (!thread_.stopping() && PQstatus(conn) == CONNECTION_OK) {
         if (!leading) {
           auto got = query_value(conn, try_lock);
           if (!got) break;
@@ -87,21 +70,19 @@ void PgLeader::loop() {
         }
         // Between beats, watch the socket: a terminated session or a closed connection shows
         // up here at once.
-        pollfd fds[2] = {{PQsocket(conn), POLLIN, 0}, {wake_[0], POLLIN, 0}};
-        int n = poll(fds, 2, beat_ms);
-        if (n < 0 || fds[1].revents) continue;
-        if (fds[0].revents && !PQconsumeInput(conn)) break;
+        auto woke = thread_.wait(PQsocket(conn), beat_ms);
+        if (woke == PgThread::Woke::readable && !PQconsumeInput(conn)) break;
       }
-    } else if (!stopping_) {
+    } else if (!thread_.stopping()) {
       log::warn("leader campaign cannot connect; retrying",
                 {{"error", PQerrorMessage(conn)}});
     }
     PQfinish(conn);  // ends the session: the lock, if held, is free for another node now
-    if (leading && !stopping_) {
+    if (leading && !thread_.stopping()) {
       log::warn("this node lost the leader lock connection; leader-only tasks stop");
       callback_(false);
     }
-    if (!pause(beat_ms)) break;
+    if (thread_.wait(-1, beat_ms) == PgThread::Woke::stopping) break;
   }
 }
 

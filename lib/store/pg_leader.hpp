@@ -5,11 +5,10 @@
 // client's tcp_user_timeout bound how long a silently vanished peer keeps the lock.
 #pragma once
 
-#include <atomic>
 #include <string>
-#include <thread>
 
 #include "model/time.hpp"
+#include "store/pg_thread.hpp"
 #include "store/store.hpp"
 
 namespace dlq::store {
@@ -29,15 +28,11 @@ class PgLeader {
 
  private:
   void loop();
-  // Sleeps up to `ms`, or until stop(). False when stopping.
-  bool pause(int ms);
 
   std::string conninfo_;
   TimeMs takeover_ms_;
   LeadershipCallback callback_;
-  std::atomic<bool> stopping_{false};
-  int wake_[2] = {-1, -1};  // a pipe that interrupts poll() on stop
-  std::thread thread_;
+  PgThread thread_;  // last: stopped before the members its loop uses go
 };
 
 }  // namespace dlq::store

@@ -1,9 +1,6 @@
 // The LISTEN side of cross-node wake-ups, on raw libpq.
 #include "store/pg_listener.hpp"
 
-#include <poll.h>
-#include <unistd.h>
-
 #include <libpq-fe.h>
 
 #include "model/logging.hpp"
@@ -37,24 +34,16 @@ void log_pg_notice(void* connection_name, const char* message) {
 
 PgListener::PgListener(std::string conninfo, std::string own_node, ChangeCallback callback)
     : conninfo_(std::move(conninfo)), own_node_(std::move(own_node)), callback_(std::move(callback)) {
-  if (pipe(wake_) != 0) throw std::runtime_error("pipe failed");
-  thread_ = std::thread([this] { loop(); });
+  thread_.start([this] { loop(); });
 }
 
 PgListener::~PgListener() { stop(); }
 
-void PgListener::stop() {
-  if (stopping_.exchange(true)) return;
-  char byte = 1;
-  [[maybe_unused]] auto written = write(wake_[1], &byte, 1);
-  if (thread_.joinable()) thread_.join();
-  close(wake_[0]);
-  close(wake_[1]);
-}
+void PgListener::stop() { thread_.stop(); }
 
 void PgListener::loop() {
   bool had_connection = false;
-  while (!stopping_) {
+  while (!thread_.stopping()) {
     PGconn* conn = PQconnectdb(conninfo_.c_str());
     PQsetNoticeProcessor(conn, log_pg_notice, const_cast<char*>("change listener"));
     bool ok = PQstatus(conn) == CONNECTION_OK;
@@ -69,11 +58,8 @@ void PgListener::loop() {
         callback_("", 0);  // whatever happened while we were away: look again
       }
       had_connection = true;
-      while (!stopping_ && PQstatus(conn) == CONNECTION_OK) {
-        pollfd fds[2] = {{PQsocket(conn), POLLIN, 0}, {wake_[0], POLLIN, 0}};
-        int n = poll(fds, 2, 5000);
-        if (n < 0) continue;
-        if (fds[1].revents) break;
+      while (!thread_.stopping() && PQstatus(conn) == CONNECTION_OK) {
+        if (thread_.wait(PQsocket(conn), 5000) == PgThread::Woke::stopping) break;
         if (!PQconsumeInput(conn)) break;  // the connection is gone
         while (PGnotify* note = PQnotifies(conn)) {
           std::string node, queue;
@@ -82,13 +68,12 @@ void PgListener::loop() {
           PQfreemem(note);
         }
       }
-      if (!stopping_) log::warn("change listener lost its connection; reconnecting");
+      if (!thread_.stopping()) log::warn("change listener lost its connection; reconnecting");
     }
     PQfinish(conn);
-    if (stopping_) break;
+    if (thread_.stopping()) break;
     // Wait a moment before reconnecting (interruptible by stop()).
-    pollfd wake{wake_[0], POLLIN, 0};
-    poll(&wake, 1, 1000);
+    thread_.wait(-1, 1000);
   }
 }
 

@@ -3,13 +3,12 @@
 // SOCI 4.0.3 has no LISTEN/NOTIFY API — on a thread of its own, and reconnects when it drops.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "model/time.hpp"
+#include "store/pg_thread.hpp"
 #include "store/store.hpp"
 
 namespace dlq::store {
@@ -40,9 +39,7 @@ class PgListener {
   std::string conninfo_;
   std::string own_node_;
   ChangeCallback callback_;
-  std::atomic<bool> stopping_{false};
-  int wake_[2] = {-1, -1};  // a pipe that interrupts poll() on stop
-  std::thread thread_;
+  PgThread thread_;  // last: stopped before the members its loop uses go
 };
 
 }  // namespace dlq::store

@@ -52,7 +52,9 @@ struct RunRow {
   ReplayRun to_run() const {
     ReplayRun r;
     r.id = id;
-    r.status = status;
+    auto known = parse_run_status(status);
+    if (!known) throw std::runtime_error("unknown replay run status in database: " + status);
+    r.status = *known;
     r.filter = filter;
     r.actor = actor;
     r.reason = reason;
@@ -72,6 +74,16 @@ struct RunRow {
   }
 };
 
+// "'scheduled', 'running'": the live statuses as SQL literals, from their one list.
+std::string live_statuses_sql() {
+  std::string out;
+  for (RunStatus s : kLiveRunStatuses) {
+    if (!out.empty()) out += ", ";
+    out.append("'").append(to_string(s)).append("'");
+  }
+  return out;
+}
+
 // Why an item of a run was not replayed, from the replay transition's refusal.
 std::string skip_reason(const Error& e) {
   switch (e.code) {
@@ -90,7 +102,7 @@ long long RunSql::create(const ReplayRun& run, const std::vector<MessageId>& ids
   long long created = run.created_at, start = run.start_at, keep = run.keep_order ? 1 : 0,
             matched = run.matched, paced_from = run.paced_from, updated = run.updated_at;
   double delay = run.delay_seconds, rate = run.rate_per_second;
-  std::string status = run.status, filter = run.filter;
+  std::string status(to_string(run.status)), filter = run.filter;
   std::optional<std::string> actor = run.actor, reason = run.reason;
   long long id = 0;
   auto insert = prepare_call(
@@ -166,7 +178,7 @@ std::optional<ReplayRun> RunSql::find(long long id) {
 std::vector<ReplayRun> RunSql::list(const RunListParams& p) {
   std::string sql = "SELECT " + std::string(kRunColumns) + " FROM replay_runs";
   if (p.active_only) {
-    sql += " WHERE status IN ('scheduled', 'running') ORDER BY id LIMIT :limit";
+    sql += " WHERE status IN (" + live_statuses_sql() + ") ORDER BY id LIMIT :limit";
   } else {
     sql += std::string(" WHERE 1 = 1") + (p.before_id ? " AND id < :before" : "") +
            (p.message_id ? " AND id IN (SELECT run_id FROM replay_run_items"
@@ -252,12 +264,12 @@ ReplayRun RunSql::advance(const ReplayRun& run, const Applied& applied, const Ru
   after.replayed += applied.replayed;
   after.skipped += applied.skipped;
   after.paced_count += applied.replayed;
-  after.status = after.next_seq >= after.matched ? "done" : "running";
+  after.status = status_after_step(after.next_seq, after.matched);
   after.updated_at = p.now;
   long long id = p.run_id, expected = p.expected_next_seq, next = after.next_seq,
             replayed = after.replayed, skipped = after.skipped, paced = after.paced_count,
             now = p.now;
-  std::string status = after.status;
+  std::string status(to_string(after.status));
   auto up = prepare_call(c_,
                          "UPDATE replay_runs SET status = :status, next_seq = :next, "
                          "replayed = :replayed, skipped = :skipped, paced_count = :paced, "
@@ -283,8 +295,7 @@ ReplayRun RunSql::advance(const ReplayRun& run, const Applied& applied, const Ru
 RunStep RunSql::step(const RunStepParams& p) {
   RunStep out;
   auto run = row(p.run_id, true);
-  bool live = run && (run->status == "running" || run->status == "scheduled") &&
-              run->start_at <= p.now;
+  bool live = run && run_live(run->status) && run->start_at <= p.now;
   if (!live || run->next_seq != p.expected_next_seq) {
     out.fenced = true;
     if (run) out.run = *run;
@@ -304,7 +315,7 @@ Result<ReplayRun> RunSql::change(const RunChangeParams& p) {
   auto& [next, audit] = *decided;
   long long id = next.id, paced_from = next.paced_from, paced = next.paced_count,
             updated = next.updated_at;
-  std::string status = next.status;
+  std::string status(to_string(next.status));
   c_.session() << "UPDATE replay_runs SET status = :status, paced_from = :paced_from, "
                   "paced_count = :paced, updated_at = :updated WHERE id = :id",
       use(status, "status"), use(paced_from, "paced_from"), use(paced, "paced"),

@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(a_replay_confirm_creates_its_run_and_names_it_in_its_audit_
 
   auto found = wait(store->replay_run_find(run.id));
   BOOST_REQUIRE(found.has_value());
-  BOOST_TEST(found->status == "scheduled");
+  BOOST_TEST(to_string(found->status) == "scheduled");
   BOOST_TEST(found->matched == 3);
   BOOST_TEST(found->next_seq == 0);
   BOOST_TEST(found->keep_order);

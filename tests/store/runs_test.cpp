@@ -74,7 +74,7 @@ struct RunsFixture : StoreFixture {
     p.decide = [=](const store::ReplayRun& run)
         -> Result<std::pair<store::ReplayRun, AuditEntry>> {
       store::ReplayRun next = run;
-      next.status = status;
+      next.status = parse_run_status(status).value();
       next.updated_at = now;
       AuditEntry e;
       e.at = now;
@@ -111,7 +111,7 @@ BOOST_AUTO_TEST_CASE(a_run_is_read_with_the_outcomes_of_its_replayed_messages_as
   for (const char* q : {"qa", "qb", "qc", "qd", "qe", "qf"}) m.push_back(dead_message_at(q, q, T));
   auto run = create_run({m[0].id, m[1].id, m[2].id, m[3].id, m[4].id, m[5].id});
   replay_alone(m[5], T + 500);  // no longer dead: skipped, and never counted as the run's
-  BOOST_TEST(step(run.id, 0, 10).run.status == "done");
+  BOOST_TEST(to_string(step(run.id, 0, 10).run.status) == "done");
   auto fresh = wait(store->replay_run_find(run.id));
   BOOST_REQUIRE(fresh.has_value());
   BOOST_TEST(fresh->replayed == 5);
@@ -155,7 +155,7 @@ BOOST_AUTO_TEST_CASE(a_run_is_read_with_the_outcomes_of_its_replayed_messages_as
   BOOST_TEST(now->pending == 2);     // qd pending, qe processing
   BOOST_TEST(now->matched == 6);
   BOOST_TEST(now->next_seq == 6);
-  BOOST_TEST(now->status == "done");
+  BOOST_TEST(to_string(now->status) == "done");
 }
 
 BOOST_AUTO_TEST_CASE(runs_list_newest_first_by_keyset_active_ones_oldest_first_and_by_message) {
@@ -170,8 +170,8 @@ BOOST_AUTO_TEST_CASE(runs_list_newest_first_by_keyset_active_ones_oldest_first_a
   const long long r5 = create_run({w.id}).id;  // done
   BOOST_REQUIRE(change(r2, "paused", T + 500, "batch_replay_pause").has_value());
   BOOST_REQUIRE(change(r4, "cancelled", T + 500, "batch_replay_cancel").has_value());
-  BOOST_REQUIRE(step(r3, 0, 1).run.status == "running");
-  BOOST_REQUIRE(step(r5, 0, 1).run.status == "done");
+  BOOST_REQUIRE(to_string(step(r3, 0, 1).run.status) == "running");
+  BOOST_REQUIRE(to_string(step(r5, 0, 1).run.status) == "done");
 
   store::RunListParams p;
   auto all = wait(store->replay_runs_list(p));
@@ -233,7 +233,7 @@ BOOST_AUTO_TEST_CASE(steps_replay_up_to_their_allowance_and_skip_what_is_no_long
   BOOST_TEST(first.replayed[0].id == a.id);
   BOOST_TEST(to_string(first.replayed[0].status) == "pending");
   BOOST_TEST(first.run.next_seq == 1);
-  BOOST_TEST(first.run.status == "running");
+  BOOST_TEST(to_string(first.run.status) == "running");
   BOOST_TEST(first.run.paced_count == 1);
 
   auto second = step(run.id, 1, 5, 2);  // b and c are looked at and skipped: max_items is 2
@@ -247,16 +247,16 @@ BOOST_AUTO_TEST_CASE(steps_replay_up_to_their_allowance_and_skip_what_is_no_long
   BOOST_REQUIRE_EQUAL(third.replayed.size(), 1u);
   BOOST_TEST(third.replayed[0].id == d.id);
   BOOST_TEST(third.run.next_seq == 4);
-  BOOST_TEST(third.run.status == "running");
+  BOOST_TEST(to_string(third.run.status) == "running");
 
   auto last = step(run.id, 4, 5, 100, T + 1500);
   BOOST_REQUIRE_EQUAL(last.replayed.size(), 1u);
   BOOST_TEST(last.replayed[0].id == e.id);
-  BOOST_TEST(last.run.status == "done");
+  BOOST_TEST(to_string(last.run.status) == "done");
   BOOST_TEST(last.run.next_seq == 5);
 
   auto stored = wait(store->replay_run_find(run.id));
-  BOOST_TEST(stored->status == "done");
+  BOOST_TEST(to_string(stored->status) == "done");
   BOOST_TEST(stored->next_seq == 5);
   BOOST_TEST(stored->replayed == 3);
   BOOST_TEST(stored->skipped == 2);
@@ -285,7 +285,7 @@ BOOST_AUTO_TEST_CASE(a_step_that_expects_another_next_seq_is_fenced_and_changes_
   BOOST_TEST(fenced.run.next_seq == 0);
   BOOST_TEST(status_of(a) == "dead");
   auto stored = wait(store->replay_run_find(run.id));
-  BOOST_TEST(stored->status == "scheduled");
+  BOOST_TEST(to_string(stored->status) == "scheduled");
   BOOST_TEST(stored->next_seq == 0);
   BOOST_TEST(stored->updated_at == T);
 }
@@ -349,15 +349,15 @@ BOOST_AUTO_TEST_CASE(a_change_is_decided_on_the_run_as_stored_and_audited) {
   };
   BOOST_TEST((wait(store->replay_run_change(refused)).error().code == Errc::invalid_state));
   auto same = wait(store->replay_run_find(run.id));
-  BOOST_TEST(same->status == "running");
+  BOOST_TEST(to_string(same->status) == "running");
   BOOST_TEST(same->updated_at == T + 1000);
   BOOST_TEST(wait(store->audit_list({})).empty());
 
   auto paused = change(run.id, "paused", T + 2000, "batch_replay_pause");
   BOOST_REQUIRE(paused.has_value());
-  BOOST_TEST(paused->status == "paused");
+  BOOST_TEST(to_string(paused->status) == "paused");
   BOOST_TEST(paused->pending == 1);  // the answer carries the outcome counts
-  BOOST_TEST(wait(store->replay_run_find(run.id))->status == "paused");
+  BOOST_TEST(to_string(wait(store->replay_run_find(run.id))->status) == "paused");
   BOOST_TEST(step(run.id, 1, 5, 100, T + 2500).fenced);  // a paused run is not driven
   BOOST_TEST(status_of(b) == "dead");
 
@@ -369,7 +369,7 @@ BOOST_AUTO_TEST_CASE(a_change_is_decided_on_the_run_as_stored_and_audited) {
       -> Result<std::pair<store::ReplayRun, AuditEntry>> {
     seen = r;
     store::ReplayRun next = r;
-    next.status = "running";
+    next.status = RunStatus::running;
     next.paced_from = T + 3000;
     next.paced_count = 0;
     next.updated_at = T + 3000;
@@ -380,11 +380,11 @@ BOOST_AUTO_TEST_CASE(a_change_is_decided_on_the_run_as_stored_and_audited) {
   };
   BOOST_REQUIRE(wait(store->replay_run_change(resume)).has_value());
   BOOST_REQUIRE(seen.has_value());
-  BOOST_TEST(seen->status == "paused");
+  BOOST_TEST(to_string(seen->status) == "paused");
   BOOST_TEST(seen->paced_count == 1);
   BOOST_TEST(seen->updated_at == T + 2000);
   auto resumed = wait(store->replay_run_find(run.id));
-  BOOST_TEST(resumed->status == "running");
+  BOOST_TEST(to_string(resumed->status) == "running");
   BOOST_TEST(resumed->paced_from == T + 3000);
   BOOST_TEST(resumed->paced_count == 0);
   BOOST_TEST(resumed->updated_at == T + 3000);
@@ -395,7 +395,7 @@ BOOST_AUTO_TEST_CASE(a_change_is_decided_on_the_run_as_stored_and_audited) {
   BOOST_TEST(entries[0].action == "batch_replay_resume");  // newest first
   BOOST_TEST(entries[1].action == "batch_replay_pause");
   BOOST_TEST(*entries[1].details == R"({"replay_id":)" + std::to_string(run.id) + "}");
-  BOOST_TEST(step(run.id, 1, 5, 100, T + 3000).run.status == "done");
+  BOOST_TEST(to_string(step(run.id, 1, 5, 100, T + 3000).run.status) == "done");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -2,6 +2,7 @@
 
 #include "config/config.hpp"
 #include "config/database_url.hpp"
+#include "config/webhook_url.hpp"
 
 using namespace dlq;
 
@@ -161,6 +162,32 @@ BOOST_AUTO_TEST_CASE(database_urls) {
   BOOST_TEST(own_timeout.libpq_conninfo == "host='h' dbname='db' connect_timeout='1'");
   BOOST_CHECK_THROW(parse_database_url("sqlite:"), ConfigError);
   BOOST_CHECK_THROW(parse_database_url("postgresql://h:port/db"), ConfigError);
+}
+
+// One parse for the config check and the alert client: what the check lets through, the client
+// can connect to.
+BOOST_AUTO_TEST_CASE(webhook_urls) {
+  auto tls = parse_webhook_url("https://hooks.example/dlq?team=ops");
+  BOOST_TEST(tls.tls);
+  BOOST_TEST(tls.host == "hooks.example");
+  BOOST_TEST(tls.port == "443");
+  BOOST_TEST(tls.target == "/dlq?team=ops");
+  auto relay = parse_webhook_url("http://127.0.0.1:9000");
+  BOOST_TEST(!relay.tls);
+  BOOST_TEST(relay.host == "127.0.0.1");
+  BOOST_TEST(relay.port == "9000");
+  BOOST_TEST(relay.target == "/");
+  BOOST_TEST(parse_webhook_url("http://relay.local").port == "80");
+  for (const char* bad : {"smtp://x", "ftp://x/y", "http://", "https:///path", "hooks.example/x",
+                          "http://a b", ""}) {
+    BOOST_CHECK_THROW(parse_webhook_url(bad), ConfigError);
+    if (*bad) {
+      BOOST_TEST(config_error((R"({"alerts": {"webhook_url": ")" + std::string(bad) + R"("}})").c_str())
+                     .find("alerts.webhook_url") != std::string::npos,
+                 bad);
+    }
+  }
+  BOOST_TEST(parse_config(R"({"alerts": {"webhook_url": ""}})").alerts.webhook_url.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -1,5 +1,6 @@
-// The QueueService on a real SQLite store with a ManualClock: the reaper and the due-time timer
-// are driven by moving the clock, not by waiting for real leases to run out.
+// The QueueService on a real store (each backend, through the store fixture) with a ManualClock:
+// the reaper and the due-time timer are driven by moving the clock, not by waiting for real
+// leases to run out.
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -10,8 +11,7 @@
 #include <boost/asio/detached.hpp>
 
 #include "core/queue_service.hpp"
-#include "store/sql_store.hpp"
-#include "support/temp_dir.hpp"
+#include "store/store_fixture.hpp"
 
 namespace asio = boost::asio;
 using namespace dlq;
@@ -21,25 +21,20 @@ namespace {
 
 const TimeMs kStart = 4102444800000;  // 2100-01-01: far from the real clock
 
-struct Harness {
-  test::TempDir dir;
+// The fixture's store and io_context, with a service on them; the fixture closes the store after
+// the service is gone.
+struct Harness : test::StoreFixture {
   Config config;
   ManualClock clock{kStart};
-  asio::io_context ioc;
-  std::unique_ptr<store::SqlStore> store;
   std::unique_ptr<QueueService> service;
 
   // `before_start` subscribes to events, as dlqd's wiring does before it starts the service.
   explicit Harness(std::function<void(QueueService&)> before_start = {}) {
     config.defaults.backoff.jitter_seconds = 0;
-    store::SqlStoreOptions o;
-    o.target = parse_database_url("sqlite:" + dir.file("t.db"));
-    store = std::make_unique<store::SqlStore>(o);
     service = std::make_unique<QueueService>(ioc.get_executor(), *store, config, clock);
     if (before_start) before_start(*service);
     service->start();
   }
-  ~Harness() { store->close(); }
 
   // Runs `body` to completion on the io_context, then stops the service.
   template <class F>

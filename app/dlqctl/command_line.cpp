@@ -1,0 +1,335 @@
+// The flag table, the commands' specs and the parse. A flag's row says where its value goes;
+// whether it takes a value, and of which type, follows from that.
+#include "command_line.hpp"
+
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "model/time.hpp"
+
+namespace po = boost::program_options;
+
+namespace dlq::ctl {
+namespace {
+
+constexpr const char* kUsage = R"(dlqctl: operate a dlqd server over its HTTP API
+Usage: dlqctl [--url URL] [--token TOKEN] [--ca-file PEM] [--json] COMMAND [ARGS] [FLAGS]
+
+Commands:
+  queues                                 every queue with its counts
+  stats Q                                one queue's counts
+  ls --queue Q [--status S]              a queue's messages (--limit, --offset)
+  ls --dead [FILTER]                     dead messages across queues (--limit, --after)
+  show Q ID                              one message
+  attempts Q ID                          a message's attempt history
+  replay Q ID [--reason R] [--edit FILE|-] [--delay S] [--force] [--dry-run]
+  replay --dead [FILTER] [--rate N] [--delay S] [--reason R] [--keep-order]
+         [--acknowledge-side-effects] [--no-follow] [--dry-run] [--yes]
+                                         preview, ask, start a run and follow it
+  runs                                   replay runs, newest first (--limit, --after)
+  run ID [pause|resume|cancel]           show or change a replay run
+  dismiss Q ID --reason R                a dead message: won't fix
+  dismiss --dead [FILTER] --reason R [--dry-run] [--yes]
+  purge Q --status succeeded|dead|dismissed [--before T] [--yes]
+  audit [--action A] [--actor N] [--queue Q] [--since T] [--until T]
+  enqueue Q PAYLOAD|- [--job-type T] [--idempotency-key K] [--delay S]
+         [--priority P] [--max-retries N]
+  health [--ready]                       GET /healthz (or /readyz); for health checks
+  hash-token                             SHA-256 of the token on stdin (as dlqd hash-token)
+
+FILTER: --queue Q --job-type T --error-class C --dead-reason R --since T --until T
+        (in `ls --dead`, --reason R also filters by dead reason)
+Times: RFC 3339 (2026-06-01T00:00:00Z) or "YYYY-MM-DD HH:MM:SS" (UTC).
+Environment: DLQ_URL (default http://127.0.0.1:8080; https:// for a TLS proxy in front of
+             dlqd), DLQ_TOKEN, DLQ_CA_FILE.
+Exit status: 0 ok; 1 the server refused (the problem is printed) or you answered no;
+             2 bad usage; 3 the server could not be reached, timed out or failed (5xx).
+
+Options)";
+
+// Where a flag's value goes: a member of Global (every command takes these) or of Flags (the
+// commands' own), or nowhere (--help). A bool member is a switch; any other takes a value.
+using Target = std::variant<std::monostate, std::string Global::*, double Global::*,
+                            bool Global::*, std::optional<std::string> Flags::*,
+                            std::optional<long long> Flags::*, std::optional<double> Flags::*,
+                            bool Flags::*>;
+
+struct FlagRow {
+  const char* name;  // as program_options takes it ("yes,y": also -y)
+  Target target;
+  const char* help;
+};
+
+// Every flag, in the order --help lists them.
+const FlagRow kFlags[] = {
+    {"help,h", std::monostate{}, "show this help"},
+    {"url", &Global::url, "dlqd's base URL (default $DLQ_URL, else http://127.0.0.1:8080)"},
+    {"token", &Global::token,
+     "access token (default $DLQ_TOKEN; prefer the variable: flags show in ps)"},
+    {"ca-file", &Global::ca_file,
+     "https: CA certificates (PEM) to verify the server with (default $DLQ_CA_FILE, else the "
+     "system's)"},
+    {"json", &Global::json, "print the server's JSON answers (one line each) instead of tables"},
+    {"timeout", &Global::timeout_s, "seconds to wait for each answer (default 30)"},
+    {"queue", &Flags::queue, "queue name"},
+    {"status", &Flags::status, "message status"},
+    {"dead", &Flags::dead, "the dead-letter view across queues"},
+    {"job-type", &Flags::job_type, "job type"},
+    {"error-class", &Flags::error_class, "error class"},
+    {"dead-reason", &Flags::dead_reason, "dead reason"},
+    {"since", &Flags::since, "dead (or audited) at or after this time"},
+    {"until", &Flags::until, "dead (or audited) at or before this time"},
+    {"before", &Flags::before, "purge: entered the status before this time (default now)"},
+    {"reason", &Flags::reason, "why (recorded in the history and audit log)"},
+    {"edit", &Flags::edit, "replay with the payload in FILE (- for stdin)"},
+    {"delay", &Flags::delay, "seconds before the message (or run) is due"},
+    {"rate", &Flags::rate, "batch replay: messages per second"},
+    {"keep-order", &Flags::keep_order, "batch replay in dead_at order"},
+    {"acknowledge-side-effects", &Flags::acknowledge,
+     "batch replay of job types configured as not idempotent"},
+    {"no-follow", &Flags::no_follow, "batch replay: start the run and return"},
+    {"force", &Flags::force,
+     "replay even if the idempotency key already succeeded, or the message was dismissed"},
+    {"dry-run", &Flags::dry_run, "show what would happen; change nothing"},
+    {"yes,y", &Flags::yes, "do not ask for confirmation"},
+    {"limit", &Flags::limit, "page size (1-100)"},
+    {"offset", &Flags::offset, "ls --queue: skip this many"},
+    {"after", &Flags::after, "keyset paging: the next_after_id of the previous page"},
+    {"action", &Flags::action, "audit action"},
+    {"actor", &Flags::actor, "audit actor (token name)"},
+    {"idempotency-key", &Flags::idempotency_key, "enqueue: idempotency key"},
+    {"priority", &Flags::priority, "enqueue: priority 0-9"},
+    {"max-retries", &Flags::max_retries, "enqueue: maximum attempts"},
+    {"ready", &Flags::ready, "health: ask /readyz (database usable) instead of /healthz"},
+};
+
+// The struct a member belongs to and the value it holds (without its optional).
+template <class M>
+struct Member;
+template <class C, class V>
+struct Member<V C::*> {
+  using owner = C;
+  using value = V;
+};
+template <class C, class V>
+struct Member<std::optional<V> C::*> {
+  using owner = C;
+  using value = V;
+};
+
+// The flag's name as the variables map knows it: the long name.
+std::string key_of(const FlagRow& row) {
+  std::string name = row.name;
+  return name.substr(0, name.find(','));
+}
+
+bool is_global(const FlagRow& row) {
+  return std::visit(
+      [](auto member) {
+        using M = decltype(member);
+        if constexpr (std::is_same_v<M, std::monostate>) {
+          return true;
+        } else {
+          return std::is_same_v<typename Member<M>::owner, Global>;
+        }
+      },
+      row.target);
+}
+
+po::options_description visible_options() {
+  po::options_description desc(kUsage);
+  auto add = desc.add_options();
+  for (const auto& row : kFlags) {
+    std::visit(
+        [&](auto member) {
+          using M = decltype(member);
+          if constexpr (std::is_same_v<M, std::monostate>) {
+            add(row.name, row.help);
+          } else if constexpr (std::is_same_v<typename Member<M>::value, bool>) {
+            add(row.name, row.help);
+          } else {
+            add(row.name, po::value<typename Member<M>::value>(), row.help);
+          }
+        },
+        row.target);
+  }
+  return desc;
+}
+
+// Copies every flag given from the variables map to where its row says.
+void store_flags(const po::variables_map& vm, Global& g, Flags& f) {
+  for (const auto& row : kFlags) {
+    const std::string key = key_of(row);
+    std::visit(
+        [&](auto member) {
+          using M = decltype(member);
+          if constexpr (!std::is_same_v<M, std::monostate>) {
+            using Owner = typename Member<M>::owner;
+            using Value = typename Member<M>::value;
+            Owner& owner = [&]() -> Owner& {
+              if constexpr (std::is_same_v<Owner, Global>) {
+                return g;
+              } else {
+                return f;
+              }
+            }();
+            if constexpr (std::is_same_v<Value, bool>) {
+              owner.*member = vm.count(key) > 0;
+            } else if (vm.count(key)) {
+              owner.*member = vm[key].as<Value>();
+            }
+          }
+        },
+        row.target);
+  }
+}
+
+struct CommandSpec {
+  std::size_t min_args, max_args;
+  std::set<std::string> options;  // besides the global ones
+};
+
+const std::set<std::string> kFilter = {"queue", "job-type", "error-class", "dead-reason", "since", "until"};
+
+std::set<std::string> with_filter(std::set<std::string> extra) {
+  extra.insert(kFilter.begin(), kFilter.end());
+  return extra;
+}
+
+// Every flag a spec names is a row of kFlags: a misspelt one would refuse its flag for ever.
+std::map<std::string, CommandSpec> checked(std::map<std::string, CommandSpec> specs) {
+  std::set<std::string> known;
+  for (const auto& row : kFlags) known.insert(key_of(row));
+  for (const auto& [command, spec] : specs) {
+    for (const auto& name : spec.options) {
+      if (!known.contains(name)) throw std::logic_error(command + " names no flag --" + name);
+    }
+  }
+  return specs;
+}
+
+// Which flags each command (and form) accepts; anything else is bad usage.
+const CommandSpec& spec_for(const std::string& command, bool dead) {
+  static const std::map<std::string, CommandSpec> plain = checked({
+      {"queues", {0, 0, {}}},
+      {"stats", {1, 1, {}}},
+      {"ls", {0, 0, {"queue", "status", "limit", "offset"}}},
+      {"show", {2, 2, {}}},
+      {"attempts", {2, 2, {}}},
+      {"replay", {2, 2, {"reason", "edit", "delay", "force", "dry-run"}}},
+      {"runs", {0, 0, {"limit", "after"}}},
+      {"run", {1, 2, {}}},
+      {"dismiss", {2, 2, {"reason"}}},
+      {"purge", {1, 1, {"status", "before", "yes"}}},
+      {"audit", {0, 0, {"action", "actor", "queue", "since", "until", "limit", "after"}}},
+      {"enqueue", {2, 2, {"job-type", "idempotency-key", "delay", "priority", "max-retries"}}},
+      {"health", {0, 0, {"ready"}}},
+      {"hash-token", {0, 0, {}}},
+  });
+  static const std::map<std::string, CommandSpec> dead_forms = checked({
+      {"ls", {0, 0, with_filter({"dead", "reason", "limit", "after"})}},
+      {"replay", {0, 0, with_filter({"dead", "rate", "delay", "reason", "keep-order",
+                                     "acknowledge-side-effects", "no-follow", "dry-run", "yes"})}},
+      {"dismiss", {0, 0, with_filter({"dead", "reason", "dry-run", "yes"})}},
+  });
+  if (dead) {
+    auto it = dead_forms.find(command);
+    if (it == dead_forms.end()) throw UsageError("--dead does not apply to " + command);
+    return it->second;
+  }
+  auto it = plain.find(command);
+  if (it == plain.end()) throw UsageError("unknown command: " + command);
+  return it->second;
+}
+
+// Each flag given must be a global one or one the command's spec names.
+void check_applies(const po::variables_map& vm, const Invocation& inv, const CommandSpec& spec) {
+  std::set<std::string> global = {"words"};
+  for (const auto& row : kFlags) {
+    if (is_global(row)) global.insert(key_of(row));
+  }
+  for (const auto& [name, value] : vm) {
+    if (!global.contains(name) && !spec.options.contains(name)) {
+      throw UsageError("--" + name + " does not apply to " + inv.command +
+                       (inv.flags.dead ? " --dead" : ""));
+    }
+  }
+}
+
+void check_time(const std::optional<std::string>& t, const char* flag) {
+  if (t && !dlq::parse_timestamp(*t)) {
+    throw UsageError(std::string("--") + flag + ": not a time: " + *t +
+                     " (use RFC 3339 or \"YYYY-MM-DD HH:MM:SS\")");
+  }
+}
+
+// What no spec can say: flags that depend on each other or on the arguments.
+void check_combinations(const Global& g, Invocation& inv) {
+  Flags& f = inv.flags;
+  // In `ls --dead` the only reason there is to filter by is the dead reason.
+  if (inv.command == "ls" && f.dead && f.reason) {
+    if (f.dead_reason) throw UsageError("give --reason or --dead-reason, not both");
+    f.dead_reason = f.reason;
+    f.reason.reset();
+  }
+  if (inv.command == "ls" && !f.dead && !f.queue) throw UsageError("ls needs --queue Q or --dead");
+  if (inv.command == "dismiss" && !f.reason) throw UsageError("dismiss needs --reason R (say why)");
+  if (inv.command == "purge" && !f.status) throw UsageError("purge needs --status S");
+  if (inv.command == "run" && inv.args.size() == 2 && inv.args[1] != "pause" &&
+      inv.args[1] != "resume" && inv.args[1] != "cancel") {
+    throw UsageError("run ID takes pause, resume or cancel, not " + inv.args[1]);
+  }
+  check_time(f.since, "since");
+  check_time(f.until, "until");
+  check_time(f.before, "before");
+  if (!(g.timeout_s > 0 && g.timeout_s <= 3600)) throw UsageError("--timeout must be 0 to 3600 seconds");
+}
+
+}  // namespace
+
+std::string usage() {
+  std::ostringstream out;
+  out << visible_options();
+  return out.str();
+}
+
+CommandLine parse_command_line(int argc, char** argv) {
+  po::options_description all = visible_options();
+  std::vector<std::string> words;
+  po::options_description hidden;
+  hidden.add_options()("words", po::value(&words));
+  all.add(hidden);
+  po::positional_options_description pos;
+  pos.add("words", -1);
+  po::variables_map vm;
+  po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+  po::notify(vm);
+
+  CommandLine cl;
+  if (vm.count("help")) {
+    cl.help = true;
+    return cl;
+  }
+  if (words.empty()) throw UsageError("no command given");
+  Invocation& inv = cl.invocation;
+  inv.command = words.front();
+  inv.args.assign(words.begin() + 1, words.end());
+  store_flags(vm, cl.global, inv.flags);
+  const CommandSpec& spec = spec_for(inv.command, inv.flags.dead);
+  check_applies(vm, inv, spec);
+  if (inv.args.size() < spec.min_args || inv.args.size() > spec.max_args) {
+    throw UsageError("wrong number of arguments for " + inv.command);
+  }
+  check_combinations(cl.global, inv);
+  return cl;
+}
+
+}  // namespace dlq::ctl
