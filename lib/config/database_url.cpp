@@ -1,20 +1,21 @@
-// Parses database URLs; PostgreSQL URLs become libpq keyword/value strings (SOCI does not take
-// libpq URIs), with a connect timeout so an unreachable database cannot hang a request.
+// Parses database URLs; PostgreSQL URLs (through Boost.URL) become libpq keyword/value strings
+// (SOCI does not take libpq URIs), with a connect timeout so an unreachable database cannot hang
+// a request.
 #include "config/database_url.hpp"
 
+#include <iterator>
 #include <string_view>
 
+#include <boost/url/parse.hpp>
+#include <boost/url/parse_query.hpp>
+#include <boost/url/pct_string_view.hpp>
+
 #include "config/config.hpp"
-#include "model/percent.hpp"
 
 namespace dlq {
 namespace {
 
-std::string decode(std::string_view s) {
-  auto decoded = percent_decode(s);
-  if (!decoded) throw ConfigError("database URL has a malformed percent escape");
-  return *decoded;
-}
+namespace urls = boost::urls;
 
 // libpq keyword values are quoted when they hold spaces, quotes or backslashes.
 std::string conninfo_value(const std::string& v) {
@@ -24,6 +25,27 @@ std::string conninfo_value(const std::string& v) {
     out += c;
   }
   return out + "'";
+}
+
+// " key='value'" for each libpq parameter after '?'. A trailing '&' is allowed; an empty pair
+// elsewhere, a key without '=' or an empty key is not.
+std::string query_params(urls::pct_string_view query) {
+  auto pairs = urls::parse_query(query);
+  if (!pairs) throw ConfigError("database URL has a malformed query parameter");
+  std::string params;
+  for (auto it = pairs->begin(); it != pairs->end(); ++it) {
+    auto param = *it;
+    bool last = std::next(it) == pairs->end();
+    if (last && param.key.empty() && !param.has_value) break;
+    if (param.key.empty() || !param.has_value) {
+      throw ConfigError("database URL has a malformed query parameter");
+    }
+    params += ' ';
+    params += param.key.decode();
+    params += '=';
+    params += conninfo_value(param.value.decode());
+  }
+  return params;
 }
 
 }  // namespace
@@ -36,65 +58,27 @@ DatabaseTarget parse_database_url(const std::string& url, int connect_timeout_se
     if (path.empty()) throw ConfigError("sqlite URL needs a file path, e.g. sqlite:data/dlq.db");
     return {DatabaseTarget::Backend::sqlite, std::string(path), {}};
   }
-  std::string_view rest;
-  if (u.starts_with("postgresql://")) {
-    rest = u.substr(13);
-  } else if (u.starts_with("postgres://")) {
-    rest = u.substr(11);
-  } else {
+  if (!u.starts_with("postgresql://") && !u.starts_with("postgres://")) {
     throw ConfigError("database URL must start with sqlite: or postgresql://");
   }
-  std::string params;
-  if (auto q = rest.find('?'); q != std::string_view::npos) {
-    std::string_view query = rest.substr(q + 1);
-    rest = rest.substr(0, q);
-    while (!query.empty()) {
-      auto amp = query.find('&');
-      std::string_view pair = query.substr(0, amp);
-      query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-      auto eq = pair.find('=');
-      if (eq == std::string_view::npos || eq == 0) {
-        throw ConfigError("database URL has a malformed query parameter");
-      }
-      params += ' ';
-      params += decode(pair.substr(0, eq));
-      params += '=';
-      params += conninfo_value(decode(pair.substr(eq + 1)));
-    }
+  // Named before the URL grammar refuses it less clearly: a bad escape is the common mistake in
+  // a hand-encoded password. No message quotes the URL, which may hold the password.
+  if (!urls::make_pct_string_view(u)) {
+    throw ConfigError("database URL has a malformed percent escape");
   }
-  std::string_view authority = rest;
-  std::string dbname;
-  if (auto slash = rest.find('/'); slash != std::string_view::npos) {
-    authority = rest.substr(0, slash);
-    dbname = decode(rest.substr(slash + 1));
+  auto parsed = urls::parse_uri(u);
+  // Boost 1.81 reads "h:54x/db" as port 54 and path "x/db" (boostorg/url#636, fixed in 1.82):
+  // after an authority the path must be empty or start with '/', so anything else is refused.
+  if (!parsed || !(parsed->encoded_path().empty() || parsed->encoded_path().starts_with('/'))) {
+    throw ConfigError("database URL is not postgresql://user:password@host:port/dbname with a "
+                      "numeric port and other characters percent-encoded");
   }
-  std::string user, password;
-  if (auto at = authority.rfind('@'); at != std::string_view::npos) {
-    std::string_view userinfo = authority.substr(0, at);
-    authority = authority.substr(at + 1);
-    if (auto colon = userinfo.find(':'); colon != std::string_view::npos) {
-      user = decode(userinfo.substr(0, colon));
-      password = decode(userinfo.substr(colon + 1));
-    } else {
-      user = decode(userinfo);
-    }
-  }
-  std::string host, port;
-  if (authority.starts_with('[')) {  // [::1]:5432
-    auto close = authority.find(']');
-    if (close == std::string_view::npos) throw ConfigError("database URL has a malformed host");
-    host = std::string(authority.substr(1, close - 1));
-    std::string_view after = authority.substr(close + 1);
-    if (after.starts_with(':')) port = std::string(after.substr(1));
-  } else if (auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-    host = std::string(authority.substr(0, colon));
-    port = std::string(authority.substr(colon + 1));
-  } else {
-    host = std::string(authority);
-  }
-  for (char c : port) {
-    if (c < '0' || c > '9') throw ConfigError("database URL has a non-numeric port");
-  }
+  if (parsed->has_fragment()) throw ConfigError("database URL has a '#': percent-encode it as %23");
+  // The path is empty or "/dbname", its first '/' a literal one.
+  std::string dbname = parsed->path();
+  if (!dbname.empty()) dbname.erase(0, 1);
+  std::string params = query_params(parsed->encoded_query());
+
   DatabaseTarget t{DatabaseTarget::Backend::postgresql, {}, {}};
   std::string& ci = t.libpq_conninfo;
   auto add = [&ci](const char* key, const std::string& value) {
@@ -104,11 +88,13 @@ DatabaseTarget parse_database_url(const std::string& url, int connect_timeout_se
     ci += '=';
     ci += conninfo_value(value);
   };
-  add("host", decode(host));
-  add("port", port);
+  // A host name is decoded ("%2Fvar%2Frun%2Fpostgresql" is a socket directory); [::1] loses
+  // its brackets.
+  add("host", parsed->host_address());
+  add("port", std::string(parsed->port()));
   add("dbname", dbname);
-  add("user", user);
-  add("password", password);
+  add("user", parsed->user());
+  add("password", parsed->password());
   ci += params;
   // A database that does not answer must not hang requests: the connect fails after a bound.
   if (params.find(" connect_timeout=") == std::string::npos) {

@@ -1,5 +1,5 @@
-// Percent-decoding (RFC 3986) for URL paths, queries and database URLs, and the encoding that
-// makes a raw request path safe to echo.
+// Percent-decoding (RFC 3986) for URL paths and queries, and the encoding that makes a raw
+// request path safe to echo.
 #pragma once
 
 #include <optional>

@@ -190,4 +190,53 @@ BOOST_AUTO_TEST_CASE(webhook_urls) {
   BOOST_TEST(parse_config(R"({"alerts": {"webhook_url": ""}})").alerts.webhook_url.empty());
 }
 
+// The rest of what a PostgreSQL URL may hold: a socket directory or an IPv6 address as the host,
+// escapes in every part, '+' as itself, and libpq parameters after '?'.
+BOOST_AUTO_TEST_CASE(database_url_parts) {
+  auto conninfo = [](const char* url) { return parse_database_url(url).libpq_conninfo; };
+  BOOST_TEST(conninfo("postgresql://%2Fvar%2Frun%2Fpostgresql/db") ==
+             "host='/var/run/postgresql' dbname='db' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://u@[::1]:5432/db") ==
+             "host='::1' port='5432' dbname='db' user='u' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://10.0.0.1:5432/db") ==
+             "host='10.0.0.1' port='5432' dbname='db' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql:///db") == "dbname='db' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://h") == "host='h' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://h:/db") == "host='h' dbname='db' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://:p@h/db") == "host='h' dbname='db' password='p' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://u:a:b%27c%5C@h/a%2Fb") ==
+             "host='h' dbname='a/b' user='u' password='a:b\\'c\\\\' connect_timeout='5'");
+  BOOST_TEST(conninfo("postgresql://u:a+b@h/db?application_name=x+y") ==
+             "host='h' dbname='db' user='u' password='a+b' application_name='x+y' connect_timeout='5'");
+  // A value may hold '='; a trailing '&' ends the list.
+  BOOST_TEST(conninfo("postgresql://h/db?options=-c%20a=b&sslmode=require&") ==
+             "host='h' dbname='db' options='-c a=b' sslmode='require' connect_timeout='5'");
+}
+
+BOOST_AUTO_TEST_CASE(database_url_errors_say_what_is_wrong_and_keep_the_password) {
+  auto error = [](const char* url) -> std::string {
+    try {
+      parse_database_url(url);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "(accepted)";
+  };
+  for (const char* url : {"postgresql://h/d%zz", "postgresql://u:p%2@h/db", "postgresql://h/db?a=%"}) {
+    BOOST_TEST(error(url) == "database URL has a malformed percent escape", url);
+  }
+  for (const char* url : {"postgresql://h/db?sslmode", "postgresql://h/db?=x",
+                          "postgresql://h/db?&sslmode=disable", "postgresql://h/db?a=1&&b=2"}) {
+    BOOST_TEST(error(url) == "database URL has a malformed query parameter", url);
+  }
+  for (const char* url : {"mysql://h/db", "PostgreSQL://h/db", "postgresql:/h/db"}) {
+    BOOST_TEST(error(url) == "database URL must start with sqlite: or postgresql://", url);
+  }
+  for (const char* url : {"postgresql://[::1/db", "postgresql://h:54x/db", "postgresql://u:secret@h:port/db"}) {
+    std::string e = error(url);
+    BOOST_TEST(e.starts_with("database URL "), url << ": " << e);
+    BOOST_TEST(e.find("secret") == std::string::npos, url << ": " << e);
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
