@@ -35,7 +35,11 @@ echo "== Release suites (SQLite and PostgreSQL)"
 responses="$PWD/build/release/recorded-responses.jsonl"
 rm -f "$responses"
 phase=$SECONDS
-DLQ_RECORD_RESPONSES="$responses" ctest --test-dir build/release --output-on-failure --timeout 900
+# Two suites at a time: they share no port (dlqd listens on port 0), no file (each its own temp
+# folders) and no database (each PostgreSQL test creates its own), and spend most of their time
+# waiting on the servers they start.
+DLQ_RECORD_RESPONSES="$responses" ctest --test-dir build/release --output-on-failure --timeout 900 \
+  -j"$jobs"
 echo "   (Release suites: $((SECONDS - phase)) s)"
 
 echo "== Recorded answers against docs/openapi.json (JSON Schema 2020-12, ajv)"
@@ -54,9 +58,11 @@ phase=$SECONDS
 DLQ_CRASH_BUILD=0 scripts/crash-test.sh --rounds 3 --seconds 3
 echo "   (crash test: $((SECONDS - phase)) s)"
 
+# -g1: line tables and function names, which is all ASan's reports read; the rest of the debug
+# information only costs compile time.
 echo "== ASan+UBSan build"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
-  -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" >/dev/null
+  -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
 phase=$SECONDS
 cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests dlqctl dlq_dlqctl_tests
 echo "   (ASan+UBSan build: $((SECONDS - phase)) s)"
@@ -65,7 +71,8 @@ echo "== Sanitized suites (SQLite)"
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:strict_string_checks=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 phase=$SECONDS
-ctest --test-dir build/asan --output-on-failure --timeout 1800 -R '^(unit|integration_sqlite|dlqctl_sqlite)$'
+ctest --test-dir build/asan --output-on-failure --timeout 1800 -j"$jobs" \
+  -R '^(unit|integration_sqlite|dlqctl_sqlite)$'
 echo "   (sanitized suites: $((SECONDS - phase)) s)"
 
 echo "== Fuzzing the request path for 60 s (clang, ASan+UBSan; a longer run: scripts/fuzz.sh 1800)"
