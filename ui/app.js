@@ -1,5 +1,5 @@
 // The dlq admin UI: a hash router over five pages. No framework, no build step.
-import { h, clear } from './dom.js';
+import { h, clear, bdi } from './dom.js';
 import { getToken, setToken, explain } from './api.js';
 import { renderOverview } from './overview.js';
 import { renderDeadLetters } from './deadletters.js';
@@ -29,8 +29,8 @@ export function problemBox(err, extra) {
     h('strong', { class: 'problem-title' }, e.title),
     h('p', { class: 'problem-what' }, e.what),
     h('p', { class: 'problem-todo' }, h('span', { class: 'label' }, 'What to do: '), e.todo),
-    e.fields && e.fields.length ? h('ul', { class: 'problem-fields' }, e.fields.map((f) => h('li', null, f))) : null,
-    e.detail ? h('p', { class: 'problem-detail muted' }, `Server said: ${e.detail}`) : null,
+    e.fields && e.fields.length ? h('ul', { class: 'problem-fields' }, e.fields.map((f) => h('li', null, bdi(f)))) : null,
+    e.detail ? h('p', { class: 'problem-detail muted' }, 'Server said: ', bdi(e.detail)) : null,
     extra || null);
 }
 
@@ -50,8 +50,14 @@ export function showOk(text) {
 
 export function hideNotice() { notice.hidden = true; notice.replaceChildren(); }
 
+/** The fragment's page path and parameters; path null when it cannot be decoded (#/%E0%A4%A). */
 export function parseHash() {
-  const raw = decodeURI(window.location.hash.replace(/^#/, '')) || '/';
+  let raw;
+  try {
+    raw = decodeURI(window.location.hash.replace(/^#/, '')) || '/';
+  } catch {
+    return { path: null, params: new URLSearchParams() };
+  }
   const q = raw.indexOf('?');
   const path = q < 0 ? raw : raw.slice(0, q);
   const params = new URLSearchParams(q < 0 ? '' : raw.slice(q + 1));
@@ -69,7 +75,7 @@ async function render() {
   const gen = ++generation;
   if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
   const { path, params } = parseHash();
-  const route = routes.find((r) => r.re.test(path));
+  const route = path === null ? undefined : routes.find((r) => r.re.test(path));
   for (const a of document.querySelectorAll('[data-nav]')) {
     if (route && a.dataset.nav === route.nav) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }

@@ -1,5 +1,5 @@
 // The dead-letter list: filters, keyset paging, multi-select feeding batch replay and dismiss.
-import { h, append, field, select, timeEl, badge, truncate, localToIso, isoToLocal } from './dom.js';
+import { h, append, field, select, timeEl, badge, truncate, localToIso, isoToLocal, bdi } from './dom.js';
 import { api } from './api.js';
 import { setTitle, navigate } from './app.js';
 import { batchReplayDialog, batchDismissDialog, ERROR_CLASSES, DEAD_REASONS } from './dialogs.js';
@@ -88,7 +88,7 @@ function table(messages, onSelect) {
       h('td', { class: 'sel', 'data-label': 'Select' }, box),
       h('td', { 'data-label': 'Id' }, h('a', { href: `#/m/${encodeURIComponent(m.queue)}/${m.id}`, class: 'msg-link' }, `#${m.id}`)),
       h('td', { 'data-label': 'Queue' }, m.queue),
-      h('td', { 'data-label': 'Job type', class: 'c-job-type' }, m.job_type || h('span', { class: 'muted' }, '(none)')),
+      h('td', { 'data-label': 'Job type', class: 'c-job-type' }, bdi(m.job_type) || h('span', { class: 'muted' }, '(none)')),
       h('td', { 'data-label': 'Error class', class: 'c-error-class' }, badge(m.error_class, 'class')),
       h('td', { 'data-label': 'Dead reason', class: 'c-dead-reason' }, badge(m.dead_reason, 'reason')),
       h('td', { 'data-label': 'Attempts', class: 'num' }, String(m.attempts)),

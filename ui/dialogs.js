@@ -1,5 +1,5 @@
 // Dialogs: replay and dismiss one message; batch replay and batch dismiss (preview -> confirm).
-import { h, field, select, badge, truncate, timeEl, localToIso } from './dom.js';
+import { h, field, select, badge, truncate, timeEl, localToIso, revealed } from './dom.js';
 import { api, ApiError } from './api.js';
 import { problemBox, navigate, showOk } from './app.js';
 
@@ -29,7 +29,7 @@ function jobTypesTable(byJobType) {
   return h('table', { class: 'data compact by-job-type' },
     h('caption', null, 'Matched per job type'),
     h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Job type'), h('th', { scope: 'col', class: 'num' }, 'Messages'))),
-    h('tbody', null, rows.map(([jt, n]) => h('tr', { 'data-job-type': jt }, h('td', null, jt), h('td', { class: 'num' }, String(n))))));
+    h('tbody', null, rows.map(([jt, n]) => h('tr', { 'data-job-type': jt }, h('td', null, revealed(jt)), h('td', { class: 'num' }, String(n))))));
 }
 
 function sampleTable(sample) {
@@ -37,14 +37,19 @@ function sampleTable(sample) {
   return h('details', { class: 'sample' }, h('summary', null, `Sample (${sample.length})`),
     h('div', { class: 'table-wrap' }, h('table', { class: 'data compact' },
       h('thead', null, h('tr', null, ['Id', 'Queue', 'Job type', 'Error class', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
-      h('tbody', null, sample.map((m) => h('tr', null, h('td', null, `#${m.id}`), h('td', null, m.queue), h('td', null, m.job_type || '(none)'),
-        h('td', null, badge(m.error_class, 'class')), h('td', { class: 'err' }, truncate(m.last_error, 60))))))));
+      h('tbody', null, sample.map((m) => h('tr', null, h('td', null, `#${m.id}`), h('td', null, revealed(m.queue)), h('td', null, revealed(m.job_type) || '(none)'),
+        h('td', null, badge(m.error_class, 'class')), h('td', { class: 'err' }, revealed(truncate(m.last_error, 60)))))))));
 }
 
 function actionRow(...buttons) { return h('div', { class: 'dialog-actions' }, buttons); }
 
+// Names from the server in a sentence: each isolated and revealed, separated by commas.
+function listed(names) {
+  return names.map((name, i) => [i ? ', ' : '', revealed(name)]);
+}
+
 function listJobTypes(byJobType) {
-  return Object.entries(byJobType || {}).map(([jt, n]) => `${jt} (${n})`).join(', ');
+  return listed(Object.entries(byJobType || {}).map(([jt, n]) => `${jt} (${n})`));
 }
 
 // The first step both batch dialogs share: POST /dlq/replay or /dlq/dismiss with dry_run. Returns the
@@ -70,7 +75,7 @@ async function previewStep(kind, filter, dlg, body) {
 export function batchReplayDialog({ filter, describe }) {
   const { dlg, body } = openDialog('batch-replay-dialog', 'Replay dead letters');
   const preview = async () => {
-    body.replaceChildren(h('p', null, `Replaying ${describe}.`), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
+    body.replaceChildren(h('p', null, 'Replaying ', revealed(describe), '.'), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
     const pv = await previewStep('replay', filter, dlg, body);
     if (!pv) return;
     const needs = pv.needs_acknowledgement || [];
@@ -82,15 +87,15 @@ export function batchReplayDialog({ filter, describe }) {
     const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
     const submit = h('button', { type: 'submit', class: 'primary danger', id: 'br-confirm' }, `Replay ${pv.matched} message${pv.matched === 1 ? '' : 's'}`);
     const form = h('form', { class: 'dialog-form', id: 'batch-replay-form', novalidate: true },
-      h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: ${describe}.`),
+      h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: `, revealed(describe), '.'),
       jobTypesTable(pv.by_job_type),
       sampleTable(pv.sample),
       h('div', { class: 'warning', id: 'br-warning', role: 'note' },
         h('strong', null, 'Side effects: '),
-        `this runs these jobs again — job types ${listJobTypes(pv.by_job_type)}. `
-        + 'Whatever they do outside dlq (send email, charge a card, call a webhook) will happen again for each message.'),
+        'this runs these jobs again — job types ', listJobTypes(pv.by_job_type),
+        '. Whatever they do outside dlq (send email, charge a card, call a webhook) will happen again for each message.'),
       ack ? h('div', { class: 'ack' }, ack, h('label', { for: 'br-ack', id: 'br-ack-label' },
-        `I understand that ${needs.join(', ')} ${needs.length === 1 ? 'is' : 'are'} not idempotent: replaying can repeat ${needs.length === 1 ? 'its' : 'their'} side effects (for example charge or email twice).`)) : null,
+        'I understand that ', listed(needs), ` ${needs.length === 1 ? 'is' : 'are'} not idempotent: replaying can repeat ${needs.length === 1 ? 'its' : 'their'} side effects (for example charge or email twice).`)) : null,
       field('Reason (recorded in the audit log)', reason),
       h('div', { class: 'row' },
         field('Start after (seconds)', delay, '0 starts at once'),
@@ -103,7 +108,7 @@ export function batchReplayDialog({ filter, describe }) {
       ev.preventDefault();
       err.replaceChildren();
       if (ack && !ack.checked) {
-        err.replaceChildren(h('p', { class: 'problem-inline', id: 'br-ack-missing' }, `Tick the acknowledgement for ${needs.join(', ')} first.`));
+        err.replaceChildren(h('p', { class: 'problem-inline', id: 'br-ack-missing' }, 'Tick the acknowledgement for ', listed(needs), ' first.'));
         ack.focus();
         return;
       }
@@ -141,7 +146,7 @@ export function batchDismissDialog({ filter, describe, onDone }) {
     const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
     const submit = h('button', { type: 'submit', class: 'primary danger', id: 'bd-confirm' }, `Dismiss ${pv.matched} message${pv.matched === 1 ? '' : 's'}`);
     const form = h('form', { class: 'dialog-form', id: 'batch-dismiss-form', novalidate: true },
-      h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: ${describe}.`),
+      h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: `, revealed(describe), '.'),
       jobTypesTable(pv.by_job_type), sampleTable(pv.sample),
       h('p', { class: 'warning' }, 'Dismissed messages are marked "won\'t fix": they leave the dead-letter list and are not run again (a dismissed message can still be replayed with force).'),
       field('Reason (required, recorded with each message and in the audit log)', reason),
@@ -188,7 +193,8 @@ export function replayOneDialog(m, onDone) {
   const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'r-confirm' }, 'Replay');
   const form = h('form', { class: 'dialog-form', id: 'replay-form', novalidate: true },
-    h('p', null, `The message goes back to `, h('strong', null, 'pending'), ` in queue ${m.queue} with a fresh retry budget; a worker will run job ${m.job_type || '(no job type)'} again.`),
+    h('p', null, `The message goes back to `, h('strong', null, 'pending'), ' in queue ', revealed(m.queue),
+      ' with a fresh retry budget; a worker will run job ', revealed(m.job_type) || '(no job type)', ' again.'),
     field('Reason (recorded in the history and the audit log)', reason),
     h('div', { class: 'check' }, edit, h('label', { for: 'r-edit' }, 'Edit the payload before replaying')), editBox,
     field('When', when), delayF, atF,

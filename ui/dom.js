@@ -80,6 +80,23 @@ export function prettyPayload(text) {
   return text;
 }
 
+// The bidirectional controls (U+061C, U+200E/F, U+202A–E, U+2066–9). Inside server text they
+// reorder what follows: "\u202egnp.exe" reads "exe.png".
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Server text in a <bdi>: its direction cannot reorder the page's text around it. */
+export function bdi(text) {
+  if (text === null || text === undefined || text === '') return null;
+  return h('bdi', null, String(text));
+}
+
+/** Server text for a confirmation: isolated, and each bidi control shown as "\u202e". */
+export function revealed(text) {
+  if (text === null || text === undefined || text === '') return null;
+  const shown = String(text).replace(BIDI_CONTROLS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return h('bdi', { class: 'revealed' }, shown);
+}
+
 export function badge(value, kind) {
   if (value === null || value === undefined || value === '') return h('span', { class: 'muted' }, '—');
   return h('span', { class: ['badge', `b-${kind || 'x'}`, `v-${String(value).replace(/[^a-z0-9_-]/gi, '')}`] }, value);
@@ -90,9 +107,10 @@ export function truncate(s, n) {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
 
-/** A definition list from [label, value] pairs. */
+/** A definition list from [label, value] pairs; text values are server text (isolated). */
 export function dl(pairs, cls) {
-  return h('dl', { class: ['kv', cls] }, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, v ?? h('span', { class: 'muted' }, '—'))]));
+  const value = (v) => (typeof v === 'string' ? bdi(v) : v) ?? h('span', { class: 'muted' }, '—');
+  return h('dl', { class: ['kv', cls] }, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, value(v))]));
 }
 
 let uid = 0;

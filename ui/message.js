@@ -1,5 +1,5 @@
 // Message detail: redacted payload, the attempt history as a timeline, replays, actions.
-import { h, dl, timeEl, badge, prettyPayload } from './dom.js';
+import { h, dl, timeEl, badge, prettyPayload, bdi } from './dom.js';
 import { api } from './api.js';
 import { setTitle, navigate } from './app.js';
 import { replayOneDialog, dismissOneDialog } from './dialogs.js';
@@ -78,8 +78,8 @@ function timeline(attempts) {
         a.finished_at ? [a.claimed_at ? 'finished ' : '', timeEl(a.finished_at)] : null,
         a.claimed_at && a.finished_at ? ` (${duration(a.claimed_at, a.finished_at)})` : null),
       a.error ? h('p', { class: 'err' }, a.error) : null,
-      a.cause ? h('p', null, h('span', { class: 'label' }, 'Cause: '), a.cause) : null,
-      a.reason ? h('p', null, h('span', { class: 'label' }, 'Reason: '), a.reason) : null,
+      a.cause ? h('p', null, h('span', { class: 'label' }, 'Cause: '), bdi(a.cause)) : null,
+      a.reason ? h('p', null, h('span', { class: 'label' }, 'Reason: '), bdi(a.reason)) : null,
       a.stack ? h('details', null, h('summary', null, 'Stack'), h('pre', { class: 'stack' }, a.stack)) : null,
       a.previous_payload ? h('details', null, h('summary', null, 'Payload before the edit'), h('pre', { class: 'payload' }, prettyPayload(a.previous_payload))) : null);
   }));

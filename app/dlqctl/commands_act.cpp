@@ -56,7 +56,7 @@ std::string describe_filter(const json::object& filter) {
   std::string text;
   for (const auto& kv : filter) {
     if (!text.empty()) text += ", ";
-    text += std::string(kv.key()) + "=" + std::string(kv.value().as_string());
+    text += shown(kv.key()) + "=" + shown(kv.value().as_string());
   }
   return text;
 }
@@ -67,7 +67,7 @@ void print_preview(std::ostream& out, const json::value& p, const json::object& 
   const auto& by_type = p.at("by_job_type").as_object();
   if (!by_type.empty()) {
     Table t({"JOB TYPE", "MESSAGES"});
-    for (const auto& kv : by_type) t.row({std::string(kv.key()), json::serialize(kv.value())});
+    for (const auto& kv : by_type) t.row({shown(kv.key()), json_shown(kv.value())});
     t.print(out);
   }
   const auto& sample = p.at("sample").as_array();
@@ -82,7 +82,7 @@ void print_preview(std::ostream& out, const json::value& p, const json::object& 
   }
   const auto* needs = p.as_object().if_contains("needs_acknowledgement");
   if (needs && needs->is_array() && !needs->as_array().empty()) {
-    out << "not idempotent (needs --acknowledge-side-effects): " << json::serialize(*needs) << "\n";
+    out << "not idempotent (needs --acknowledge-side-effects): " << json_shown(*needs) << "\n";
   }
   out << "preview expires at " << cell(p, "expires_at") << "\n";
 }
@@ -149,7 +149,7 @@ int replay_one(Session& s, const std::string& queue, const std::string& id, cons
   json::value answer = s.call("POST", message_path(queue, id, "replay"), &v);
   if (s.json) return s.print_json(answer), kExitOk;
   if (f.dry_run) {
-    s.out << "dry run: nothing changed; message " << id << " would become:\n";
+    s.out << "dry run: nothing changed; message " << shown(id) << " would become:\n";
     print_fields(s.out, answer.at("message").as_object());
     return kExitOk;
   }
@@ -257,7 +257,7 @@ int purge(Session& s, const std::string& queue, const Flags& f) {
   json::value answer = s.call(
       "DELETE", queue_path(queue) + "/messages" + Query().add("status", f.status).add("before", f.before).str());
   if (s.json) return s.print_json(answer), kExitOk;
-  s.out << "purged " << cell(answer, "purged") << " " << status << " message(s) of " << queue << "\n";
+  s.out << "purged " << cell(answer, "purged") << " " << status << " message(s) of " << shown(queue) << "\n";
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 
 #include "command_line.hpp"
 #include "model/token_hash.hpp"
+#include "output.hpp"
 #include "session.hpp"
 
 namespace po = boost::program_options;
@@ -44,22 +45,22 @@ int main(int argc, char** argv) {
                       inv.command == "enqueue" || (inv.command == "run" && inv.args.size() == 2);
     return acts ? run_action_command(session, inv) : run_view_command(session, inv);
   } catch (const po::error& e) {
-    std::cerr << "dlqctl: " << e.what() << " (see dlqctl --help)\n";
+    std::cerr << "dlqctl: " << shown(e.what()) << " (see dlqctl --help)\n";
     return kExitUsage;
   } catch (const UsageError& e) {
-    std::cerr << "dlqctl: " << e.what() << " (see dlqctl --help)\n";
+    std::cerr << "dlqctl: " << shown(e.what()) << " (see dlqctl --help)\n";
     return kExitUsage;
-  } catch (const ServerRefused& e) {
+  } catch (const ServerRefused& e) {  // describe_problem's lines: their pieces are shown() already
     std::cerr << "dlqctl: the server refused: " << e.what() << "\n";
     return kExitRefused;
   } catch (const ServerFailed& e) {
     std::cerr << "dlqctl: the server failed: " << e.what() << "\n";
     return kExitUnreachable;
   } catch (const Unreachable& e) {
-    std::cerr << "dlqctl: " << e.what() << "\n";
+    std::cerr << "dlqctl: " << shown(e.what()) << "\n";
     return kExitUnreachable;
   } catch (const std::exception& e) {
-    std::cerr << "dlqctl: unexpected answer: " << e.what() << "\n";
+    std::cerr << "dlqctl: unexpected answer: " << shown(e.what()) << "\n";
     return kExitUnreachable;
   }
 }

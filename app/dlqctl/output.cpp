@@ -5,6 +5,8 @@
 
 #include <boost/json.hpp>
 
+#include "model/terminal_text.hpp"
+
 namespace dlq::ctl {
 namespace json = boost::json;
 
@@ -19,7 +21,7 @@ std::size_t width(const std::string& s) {
 std::string scalar_text(const json::value& v) {
   switch (v.kind()) {
     case json::kind::null: return "-";
-    case json::kind::string: return std::string(v.get_string());
+    case json::kind::string: return shown(v.get_string());
     case json::kind::bool_: return v.get_bool() ? "true" : "false";
     default: return json::serialize(v);
   }
@@ -48,6 +50,10 @@ void Table::print(std::ostream& out) const {
   for (const auto& r : rows_) line(r);
 }
 
+std::string shown(std::string_view text) { return terminal_text(text); }
+
+std::string json_shown(const json::value& v) { return shown(json::serialize(v)); }
+
 std::string cell(const json::value& object, std::string_view key) {
   const auto* o = object.if_object();
   if (!o) return "-";
@@ -55,8 +61,8 @@ std::string cell(const json::value& object, std::string_view key) {
   return v ? scalar_text(*v) : "-";
 }
 
-std::string shorten(std::string text, std::size_t max) {
-  std::replace_if(text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r' || c == '\t'; }, ' ');
+std::string shorten(std::string_view raw, std::size_t max) {
+  std::string text = shown(raw);
   if (width(text) <= max) return text;
   std::string out;
   std::size_t columns = 0;
@@ -70,10 +76,11 @@ std::string shorten(std::string text, std::size_t max) {
 
 void print_fields(std::ostream& out, const json::object& o) {
   std::size_t w = 0;
-  for (const auto& kv : o) w = std::max(w, kv.key().size());
+  for (const auto& kv : o) w = std::max(w, width(shown(kv.key())));
   for (const auto& kv : o) {
-    std::string value = kv.value().is_structured() ? json::serialize(kv.value()) : scalar_text(kv.value());
-    out << std::string(kv.key()) << ":" << std::string(w - kv.key().size() + 1, ' ') << value << "\n";
+    std::string key = shown(kv.key());
+    std::string value = kv.value().is_structured() ? json_shown(kv.value()) : scalar_text(kv.value());
+    out << key << ":" << std::string(w - width(key) + 1, ' ') << value << "\n";
   }
 }
 
@@ -84,7 +91,7 @@ std::string describe_problem(int status, const std::string& body) {
   const json::object* o = ec ? nullptr : v.if_object();
   if (!o) return text + (body.empty() ? "" : ": " + shorten(body, 200));
   if (const auto* type = o->if_contains("type"); type && type->is_string()) {
-    std::string t(type->get_string());
+    std::string t = shown(type->get_string());
     text += " " + t.substr(t.rfind('/') + 1);
   }
   // A 422's detail repeats its first field's message: then the title, and the fields below.
@@ -93,7 +100,7 @@ std::string describe_problem(int status, const std::string& body) {
   std::string words;
   for (const char* key : {fields ? "title" : "detail", "error", "title"}) {
     if (const auto* d = o->if_contains(key); d && d->is_string() && !d->get_string().empty()) {
-      words = std::string(d->get_string());
+      words = shown(d->get_string());
       break;
     }
   }

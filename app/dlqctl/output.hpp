@@ -1,5 +1,6 @@
 // How dlqctl shows answers to people: aligned tables, "key: value" blocks, problems in words.
-// Scripts use --json instead, which prints the server's JSON unchanged.
+// Every piece of text that did not come from dlqctl itself passes through shown() on its way out
+// (model/terminal_text.hpp). Scripts use --json instead, which prints the server's JSON unchanged.
 #pragma once
 
 #include <ostream>
@@ -24,14 +25,18 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// A member as table text: strings as they are, numbers, true/false, "-" for null or missing.
+// Text for a terminal: controls, C1, bidi controls and invalid UTF-8 as visible escapes.
+std::string shown(std::string_view text);
+// A member as table text, shown(): strings, numbers, true/false, "-" for null or missing.
 std::string cell(const boost::json::value& object, std::string_view key);
-// At most `max` characters on one line (newlines and tabs become spaces; "…" marks a cut).
-std::string shorten(std::string text, std::size_t max);
-// "key: value" lines for every member of an object, keys padded to one width.
+// A value as one line of JSON, shown() (JSON leaves DEL, C1 and bidi controls raw).
+std::string json_shown(const boost::json::value& v);
+// shown(text), cut to at most `max` characters ("…" marks a cut).
+std::string shorten(std::string_view text, std::size_t max);
+// "key: value" lines for every member of an object, keys padded to one width, all shown().
 void print_fields(std::ostream& out, const boost::json::object& o);
 // A problem answer (RFC 9457) in words: "409 invalid-state: only dead messages can be replayed",
-// plus one line per invalid field of a 422.
+// plus one line per invalid field of a 422; the server's words shown().
 std::string describe_problem(int status, const std::string& body);
 
 }  // namespace dlq::ctl

@@ -32,7 +32,7 @@ json::value Session::call(const std::string& method, const std::string& target,
 void Session::print_json(const json::value& v) { out << json::serialize(v) << "\n"; }
 
 bool Session::confirm(const std::string& question) {
-  err << question << " [y/N] " << std::flush;
+  err << shown(question) << " [y/N] " << std::flush;
   std::string answer;
   if (!std::getline(in, answer)) {
     err << "\n";

@@ -35,6 +35,23 @@ json::value parse_deep(std::string_view text, json::monotonic_resource& resource
   return json::parse(text, ec, &resource, options);
 }
 
+// Where a payload's JSON would start: past whitespace and byte-order marks (U+FEFF, which some
+// encoders put first and the JSON parser refuses), or the payload's size.
+std::size_t json_start(std::string_view payload) {
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  std::size_t i = 0;
+  while (i < payload.size()) {
+    if (payload.substr(i, kByteOrderMark.size()) == kByteOrderMark) {
+      i += kByteOrderMark.size();
+    } else if (std::string_view(" \t\r\n").find(payload[i]) != std::string_view::npos) {
+      ++i;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
 // The recursion is bounded by kMaxDepth: the parser refuses anything deeper.
 bool mask_in_place(json::value& v, const std::vector<std::string>& fields) {
   bool changed = false;
@@ -82,21 +99,24 @@ void merge_in_place(json::value& edited, const json::value& original) {
 Redactor::Redactor(const std::vector<std::string>& fields)
     : fields_(lower_all(fields)), text_(fields_) {}
 
+// A leading byte-order mark counts as whitespace: such a payload is read as JSON, and written
+// without the mark once masked.
 std::string Redactor::payload(const std::string& payload) const {
   if (fields_.empty()) return payload;
-  auto first = payload.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || (payload[first] != '{' && payload[first] != '[')) {
+  const std::size_t first = json_start(payload);
+  if (first == payload.size() || (payload[first] != '{' && payload[first] != '[')) {
     return payload;
   }
   // It is meant to be JSON: a payload whose keys cannot be read may hold secrets anywhere.
   json::monotonic_resource resource;
   std::error_code ec;
-  json::value v = parse_deep(payload, resource, ec);
+  json::value v = parse_deep(std::string_view(payload).substr(first), resource, ec);
   if (ec) return std::string(kWithheld);
   if (!mask_in_place(v, fields_)) return payload;
   return json::serialize(v);
 }
 
+// URL userinfo is masked too, and "<field>%3D…" like "<field>=…" (TextMasker::mask).
 std::string Redactor::text(const std::string& text) const {
   if (fields_.empty() || text.empty()) return text;
   return text_.mask(text);
@@ -106,9 +126,9 @@ std::string Redactor::merge_masks(const std::string& original, const std::string
   if (edited.find(kMask) == std::string::npos) return edited;
   json::monotonic_resource resource;
   std::error_code ec;
-  json::value e = parse_deep(edited, resource, ec);
+  json::value e = parse_deep(std::string_view(edited).substr(json_start(edited)), resource, ec);
   if (ec || (!e.is_object() && !e.is_array())) return edited;
-  json::value o = parse_deep(original, resource, ec);
+  json::value o = parse_deep(std::string_view(original).substr(json_start(original)), resource, ec);
   if (ec) return edited;
   merge_in_place(e, o);
   return json::serialize(e);

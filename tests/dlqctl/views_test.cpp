@@ -108,6 +108,120 @@ BOOST_AUTO_TEST_CASE(ls_dead_filters) {
   BOOST_TEST(r.err.find("(more: --after " + std::to_string(a) + ")") != std::string::npos);
 }
 
+// Issue 31, items 4 and 13: text from producers and workers reaches the operator's terminal
+// only as escapes, and the secrets in it masked.
+namespace hostile_text {
+
+// OSC 52 (writes the clipboard), CSI 2J (clears the screen), CR, BS and U+202E (right-to-left
+// override), each with the escape dlqctl prints for it.
+const std::vector<std::pair<std::string, std::string>> kHostile = {
+    {"\x1b]52;c;aGk=\x07", "\\x1b]52;c;aGk=\\x07"},
+    {"\x1b[2J", "\\x1b[2J"},
+    {"\r", "\\x0d"},
+    {"\b", "\\x08"},
+    {"\xe2\x80\xae", "\\u202e"},
+};
+
+std::string hostile(const std::string& prefix) {
+  std::string s = prefix;
+  for (const auto& [raw, escaped] : kHostile) s += raw;
+  return s;
+}
+
+// A dead message whose job type and last error hold every hostile sequence.
+std::int64_t make_hostile_dead(const std::string& queue, const std::string& payload,
+                               const std::string& job_type, const std::string& error) {
+  auto& c = setup_client();
+  auto res = c.post("/queues/" + queue + "/messages",
+                    json::object{{"payload", payload}, {"max_retries", 1}, {"job_type", job_type}},
+                    admin_headers());
+  BOOST_REQUIRE_EQUAL(res.status, 201);
+  std::int64_t id = res.json().at("id").as_int64();
+  BOOST_REQUIRE_EQUAL(c.post("/queues/" + queue + "/claim", json::object{}, admin_headers()).status, 200);
+  auto failed = c.post("/queues/" + queue + "/messages/" + std::to_string(id) + "/fail",
+                       json::object{{"error", error}, {"error_class", "transient"}}, admin_headers());
+  BOOST_REQUIRE_EQUAL(failed.status, 200);
+  return id;
+}
+
+// No raw hostile byte anywhere in what dlqctl wrote for people; every escape in its stdout.
+void require_escaped(const CommandResult& r, const std::string& what) {
+  BOOST_TEST_CONTEXT(what << "\nstdout: " << r.out << "\nstderr: " << r.err) {
+    for (const std::string* stream : {&r.out, &r.err}) {
+      for (char c : {'\x1b', '\x07', '\r', '\b'}) BOOST_TEST(stream->find(c) == std::string::npos);
+      BOOST_TEST(stream->find("\xe2\x80\xae") == std::string::npos);
+    }
+    for (const auto& [raw, escaped] : kHostile) BOOST_TEST(r.out.find(escaped) != std::string::npos);
+  }
+}
+
+}  // namespace hostile_text
+
+BOOST_AUTO_TEST_CASE(human_output_escapes_controls_and_bidi_json_stays_exact) {
+  using namespace hostile_text;
+  std::string q = unique_name("ctlhostile");
+  const std::string job_type = hostile("J");
+  auto id = make_hostile_dead(q, "p", job_type, hostile("E"));
+  const std::string msg = std::to_string(id);
+
+  auto r = dlqctl({"ls", "--dead", "--queue", q});
+  REQUIRE_EXIT(r, 0);
+  require_escaped(r, "ls --dead");
+  r = dlqctl({"show", q, msg});
+  REQUIRE_EXIT(r, 0);
+  require_escaped(r, "show");
+  r = dlqctl({"attempts", q, msg});
+  REQUIRE_EXIT(r, 0);
+  require_escaped(r, "attempts");
+  r = dlqctl({"replay", "--dead", "--queue", q, "--dry-run"});
+  REQUIRE_EXIT(r, 0);
+  require_escaped(r, "replay --dead --dry-run");
+  // The preview before the y/N question, and the question itself.
+  r = dlqctl({"replay", "--dead", "--queue", q, "--job-type", job_type}, "n\n");
+  REQUIRE_EXIT(r, 1);
+  require_escaped(r, "replay --dead, answered no");
+  BOOST_TEST(r.err.find("[y/N]") != std::string::npos);
+  // A problem that repeats what it was given.
+  r = dlqctl({"run", "1", "\x1b[2J\xe2\x80\xae"});
+  REQUIRE_EXIT(r, 2);
+  BOOST_TEST(r.err.find("\\x1b[2J\\u202e") != std::string::npos);
+  BOOST_TEST(r.err.find('\x1b') == std::string::npos);
+
+  // --json is the server's answer, byte for byte.
+  auto& c = setup_client();
+  for (const auto& [args, target] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"ls", "--dead", "--queue", q, "--json"}, "/dlq?queue=" + q},
+           {{"show", q, msg, "--json"}, "/queues/" + q + "/messages/" + msg},
+           {{"attempts", q, msg, "--json"}, "/queues/" + q + "/messages/" + msg + "/attempts"}}) {
+    r = dlqctl(args);
+    REQUIRE_EXIT(r, 0);
+    auto body = c.get(target, admin_headers());
+    BOOST_REQUIRE_EQUAL(body.status, 200);
+    BOOST_TEST(r.out == body.body + "\n", target);
+  }
+  r = dlqctl({"replay", "--dead", "--queue", q, "--dry-run", "--json"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("\xe2\x80\xae") != std::string::npos);  // JSON leaves U+202E as it is
+  BOOST_TEST(json::parse(r.out).at("by_job_type").as_object().contains(job_type));
+}
+
+BOOST_AUTO_TEST_CASE(show_masks_url_userinfo_encoded_tokens_and_json_behind_a_bom) {
+  std::string q = unique_name("ctlmask");
+  auto id = hostile_text::make_hostile_dead(
+      q, "\xEF\xBB\xBF{\"to\":\"a@example.com\",\"password\":\"hunter2\"}", "email",
+      "GET https://user:SECRET@api.example.com/v1 failed; retry with token%3Dabc123");
+  auto r = dlqctl({"show", q, std::to_string(id)});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST_CONTEXT(r.out) {
+    BOOST_TEST(r.out.find("SECRET") == std::string::npos);
+    BOOST_TEST(r.out.find("abc123") == std::string::npos);
+    BOOST_TEST(r.out.find("hunter2") == std::string::npos);
+    BOOST_TEST(r.out.find("https://***@api.example.com/v1") != std::string::npos);
+    BOOST_TEST(r.out.find("token%3D***") != std::string::npos);
+    BOOST_TEST(r.out.find("a@example.com") != std::string::npos);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(health_and_access) {
   auto r = dlqctl({"health"});
   REQUIRE_EXIT(r, 0);

@@ -505,6 +505,74 @@ try {
     eq(q, (await rest('GET', '/audit?actor=ui-admin&queue=emails')).entries.map((e) => e.action), 'filtered by actor and queue');
   });
 
+  // ---- hostile text and fragments (issue 31, item 12) ------------------------------------------------
+  // Server text sits alone in an isolating element (<bdi>, or unicode-bidi: isolate), so that a
+  // bidi control in it cannot reorder the page around it; confirmations show the control as "\u202e".
+  const RLO = '\u202e';
+  /** Every text node under sel holding a bidi control or its shown form: its text, whether it is isolated. */
+  const bidiTexts = (sel) => page.$$eval(sel, (roots) => roots.flatMap((root) => {
+    const found = [];
+    const walk = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      if (!/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\\u202e/.test(n.data)) continue;
+      const el = n.parentElement;
+      found.push({ text: n.data, isolated: el.childNodes.length === 1 && getComputedStyle(el).unicodeBidi === 'isolate' });
+    }
+    return found;
+  }));
+  const allIsolated = (found, where, atLeast) => {
+    check(found.length >= atLeast, `${where}: ${found.length} texts with a bidi control, expected ${atLeast} or more`);
+    for (const f of found) check(f.isolated, `${where}: not isolated: ${JSON.stringify(f.text)}`);
+  };
+
+  await step('server text with bidi controls is isolated in the list, the message and the confirmations', async () => {
+    const jobType = `${RLO}gnp.exe`;
+    const m = await rest('POST', '/queues/hostile/messages', { body: { payload: 'x', job_type: jobType, max_retries: 1 } });
+    const claimed = await rest('POST', '/queues/hostile/claim', { body: { worker: 'w-bidi' } });
+    eq(claimed.message.id, m.id, 'claimed the hostile message');
+    await rest('POST', `/queues/hostile/messages/${m.id}/fail`,
+      { body: { lease_id: claimed.message.lease_id, error: `${RLO}fdp.txt failed`, error_class: 'transient' } });
+
+    await go('#/dlq?queue=hostile');
+    await page.waitForSelector('#dlq-table');
+    allIsolated(await bidiTexts('#dlq-table tbody'), 'list', 2);
+    await go(`#/m/hostile/${m.id}`);
+    await page.waitForSelector('#timeline');
+    allIsolated(await bidiTexts('#main'), 'message', 3);
+
+    // Confirmations: the control is shown, never applied.
+    await page.click('#msg-replay');
+    await page.waitForSelector('#replay-form');
+    check(!(await text('#replay-form')).includes(RLO), 'the replay dialog holds no raw U+202E');
+    check((await text('#replay-form')).includes('run job \\u202egnp.exe again'), 'the replay dialog shows \\u202e');
+    allIsolated(await bidiTexts('#replay-dialog'), 'replay dialog', 1);
+    await page.keyboard.press('Escape');
+    await go('#/dlq?queue=hostile');
+    await page.click(`#dlq-table tr[data-id="${m.id}"] input.row-select`);
+    await page.click('#replay-selected');
+    await page.waitForSelector('#batch-replay-form');
+    check(!(await text('#batch-replay-dialog')).includes(RLO), 'the batch dialog holds no raw U+202E');
+    eq(await page.$$eval('.by-job-type tbody td:first-child', (tds) => tds.map((t) => t.textContent)), ['\\u202egnp.exe'], 'job types, shown');
+    check((await text('#br-warning')).includes('job types \\u202egnp.exe (1).'), 'the warning shows \\u202e');
+    allIsolated(await bidiTexts('#batch-replay-dialog'), 'batch replay dialog', 4);
+    await shot('bidi-confirmation-1280');
+    await page.keyboard.press('Escape');
+    eq((await rest('GET', `/queues/hostile/messages/${m.id}`)).status, 'dead', 'nothing replayed');
+    await rendered(() => page.click('#clear-selection'));
+  });
+
+  await step('a fragment that cannot be decoded shows "Page not found", after another page and on a fresh load', async () => {
+    await go('#/dlq');
+    await go('#/%E0%A4%A');
+    eq(await text('#main h1'), 'Page not found', 'after another page');
+    await page.reload({ waitUntil: 'load' });
+    await until('the fresh page to render', async () => (await readyGen()) > 0);
+    eq(await page.evaluate(() => window.location.hash), '#/%E0%A4%A', 'the fragment survived the reload');
+    eq(await text('#main h1'), 'Page not found', 'on a fresh load');
+    await go('#/dlq');
+    await page.waitForSelector('#dlq-table');
+  });
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: replay is refused with the 403 explanation', async () => {
     await setToken(READER);

@@ -51,6 +51,48 @@ BOOST_AUTO_TEST_CASE(masks_credentials_in_error_texts) {
   BOOST_TEST(r.text("timeout after 30s") == "timeout after 30s");
 }
 
+// Issue 31, item 13: credentials in URLs, in percent-encoded query strings, and JSON behind a
+// byte-order mark.
+BOOST_AUTO_TEST_CASE(masks_the_userinfo_of_urls_in_error_texts) {
+  Redactor r(kDefault);
+  BOOST_TEST(r.text("GET https://user:SECRET@api.example.com/v1 failed") ==
+             "GET https://***@api.example.com/v1 failed");
+  BOOST_TEST(r.text("clone ssh://deploy@git.example.com:22/repo") == "clone ssh://***@git.example.com:22/repo");
+  BOOST_TEST(r.text("redis://:p%40ss@cache:6379 and postgres://a:b@db/x?sslmode=require") ==
+             "redis://***@cache:6379 and postgres://***@db/x?sslmode=require");
+  // No userinfo: nothing to mask; an '@' after the path is not in the authority.
+  BOOST_TEST(r.text("https://example.com/a@b and mailto:x@y and ://@") == "https://example.com/a@b and mailto:x@y and ://@");
+  std::string many;
+  for (int i = 0; i < 100000; ++i) many += "://x";
+  BOOST_TEST(r.text(many) == many);
+}
+
+BOOST_AUTO_TEST_CASE(reads_percent_encoded_separators_in_error_texts) {
+  Redactor r(kDefault);
+  BOOST_TEST(r.text("POST /login?token%3Dabc123 failed") == "POST /login?token%3D*** failed");
+  BOOST_TEST(r.text("body: user%3Dbob%26password%3dhunter2") == "body: user%3Dbob%26password%3d***");
+  BOOST_TEST(r.text("api_key%3A k-123, done") == "api_key%3A ***, done");
+  BOOST_TEST(r.text("token%3D***") == "token%3D***");
+  BOOST_TEST(r.text("token%3") == "token%3");
+  BOOST_TEST(r.text("token%20abc") == "token%20abc");
+}
+
+BOOST_AUTO_TEST_CASE(a_byte_order_mark_counts_as_whitespace_before_json) {
+  Redactor r(kDefault);
+  const std::string bom = "\xEF\xBB\xBF";
+  auto masked = json::parse(r.payload(bom + R"({"password":"hunter2","to":"a"})"));
+  BOOST_TEST(masked.at("password").as_string() == "***");
+  BOOST_TEST(masked.at("to").as_string() == "a");
+  BOOST_TEST(r.payload(" " + bom + bom + "\n[{\"token\":\"t\"}]").find("\"t\"") == std::string::npos);
+  // Without a match it stays byte for byte; broken JSON behind a mark is withheld.
+  BOOST_TEST(r.payload(bom + R"({"a":1})") == bom + R"({"a":1})");
+  BOOST_TEST(r.payload(bom + "{broken") == std::string(Redactor::kWithheld));
+  BOOST_TEST(r.payload(bom + "password=x") == bom + "password=x");
+  // An edit of such a payload keeps the secrets its masks stand for.
+  auto merged = json::parse(r.merge_masks(bom + R"({"password":"p1"})", R"({"password":"***","n":2})"));
+  BOOST_TEST(merged.at("password").as_string() == "p1");
+}
+
 BOOST_AUTO_TEST_CASE(masks_left_in_an_edited_payload_keep_the_original_values) {
   Redactor r(kDefault);
   std::string original = R"({"to":"alx@@example.com","password":"p1","card":{"card_number":"4111"}})";
