@@ -30,7 +30,18 @@ struct ResourceHandlers : MessageHandlers, DlqHandlers, OpsHandlers, AuditHandle
 
 namespace {
 const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
-const std::string kGet = "GET";
+
+// The `method` label: a fixed set, whatever a client sends as its method (HEAD counts as GET),
+// so that made-up methods cannot grow dlq_http_requests_total (docs/resource-bounds.md).
+const std::string& method_label(std::string_view method) {
+  static const std::string kLabels[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+  static const std::string kOther = "other";
+  if (method == "HEAD") return kLabels[0];
+  for (const auto& label : kLabels) {
+    if (method == label) return label;
+  }
+  return kOther;
+}
 
 struct Row {
   std::string_view method;
@@ -124,8 +135,7 @@ awaitable<Response> Api::handle(Request& req) {
 void Api::account(const Request& req, const RouteMatch& match, const Response& res,
                   std::chrono::nanoseconds took) {
   const std::string& route = match.route ? match.route->pattern : kNoRoute;
-  const std::string& method = req.method == "HEAD" ? kGet : req.method;
-  metrics_.http_request(route, method, res.status, took);
+  metrics_.http_request(route, method_label(req.method), res.status, took);
   if (!config_.log.access || !log::enabled(log::Level::info)) return;
   std::string queue = "-";
   if (match.route && match.route->pattern.starts_with("/queues/{queue}") && !match.params.empty()) {
