@@ -43,6 +43,10 @@ const std::string& method_label(std::string_view method) {
   return kOther;
 }
 
+// The routes Host is not checked on: probes (load balancers, orchestrators) name whatever host
+// they were given, and these answer nothing a page could use.
+bool probe(const Route& route) { return route.pattern == "/healthz" || route.pattern == "/readyz"; }
+
 struct Row {
   std::string_view method;
   std::string_view pattern;
@@ -110,7 +114,8 @@ Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& 
                                                    lifecycle)),
       access_(access),
       metrics_(metrics),
-      config_(config) {
+      config_(config),
+      guard_(config) {
   for (const auto& row : table()) {
     auto handler = row.handler;
     router_.add(std::string(row.method), std::string(row.pattern), row.access,
@@ -162,6 +167,25 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
       co_return r;
     }
     co_return problem(pc, 404, "not-found", "Not found", "no such route", "not found");
+  }
+  // Host, then Origin, then the token: after routing and before everything the handler checks
+  // (http-api.md 0, docs/api-decisions.md "Access control").
+  bool check_host = !access_.enforcing() && !probe(*match.route);
+  switch (guard_.check(req, check_host)) {
+    case SiteVerdict::allowed:
+      break;
+    case SiteVerdict::host_not_allowed:
+      co_return problem(pc, 403, "host-not-allowed", "Host not allowed",
+                        "without auth.tokens dlqd answers only a Host of localhost, *.localhost, "
+                        "127.0.0.0/8, [::1], the host of listen or a name in http.allowed_hosts "
+                        "(a guard against DNS rebinding)",
+                        "host not allowed");
+    case SiteVerdict::origin_not_allowed:
+      co_return problem(pc, 403, "origin-not-allowed", "Origin not allowed",
+                        "a POST, PUT, PATCH or DELETE from another site's page is refused: its "
+                        "Origin (or Sec-Fetch-Site) is not this server's own and the Origin is "
+                        "not in http.allowed_origins",
+                        "origin not allowed");
   }
   // Access comes after routing and before everything the handler checks (http-api.md 0).
   auto decision = access_.check(match.route->access, req.header("authorization"));
