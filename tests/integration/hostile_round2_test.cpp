@@ -344,7 +344,7 @@ BOOST_AUTO_TEST_CASE(two_authorization_headers_are_refused_in_either_order) {
     c.read();
     return std::make_pair(c.received(), c.closed());
   };
-  auto [one, one_closed] = send("Authorization: Bearer " + admin + "\r\n");
+  auto [one, one_closed] = send("Authorization: Bearer " + admin + "\r\nConnection: close\r\n");
   BOOST_TEST(status_line(one) == "HTTP/1.1 200 OK");
   for (const std::string& fields :
        {"Authorization: Bearer " + admin + "\r\nAuthorization: Bearer nope\r\n",
