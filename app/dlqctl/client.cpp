@@ -78,7 +78,11 @@ Reply Client::request(std::string_view method, const std::string& target, const 
 
   http::request<http::string_body> req{http::string_to_verb(method), url_.prefix + target, 11};
   const bool default_port = url_.port == (url_.tls ? "443" : "80");
-  req.set(http::field::host, default_port ? url_.host : where);
+  // Host writes an IPv6 literal in brackets (RFC 9110 section 7.2): "[::1]:8080", which is also
+  // what dlqd's Host check reads as loopback.
+  const std::string host =
+      url_.host.find(':') == std::string::npos ? url_.host : "[" + url_.host + "]";
+  req.set(http::field::host, default_port ? host : host + ":" + url_.port);
   req.set(http::field::user_agent, "dlqctl");
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
   if (!body.empty()) {

@@ -14,6 +14,7 @@
 
 #include "config/database_url.hpp"
 #include "config/key_visitors.hpp"
+#include "config/web_origin.hpp"
 #include "config/webhook_url.hpp"
 #include "model/role.hpp"
 
@@ -234,6 +235,10 @@ void visit_tail(V& v, Config& c) {
     m.integer("max_queue_labels", c.metrics.max_queue_labels, 1, 100000);
   });
   v.object("ui", [&c](V& u) { u.string("dir", c.ui.dir); });
+  v.object("http", [&c](V& h) {
+    h.strings("allowed_hosts", c.http.allowed_hosts, check_allowed_host);
+    h.strings("allowed_origins", c.http.allowed_origins, check_allowed_origin);
+  });
   v.object("testing", [&c](V& t) {
     t.boolean("allow_clock_override", c.testing.allow_clock_override);
     t.integer("sqlite_max_page_count", c.testing.sqlite_max_page_count, 0, 1LL << 40);

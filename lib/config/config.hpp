@@ -138,6 +138,13 @@ struct Config {
     // UI); empty: the built-in copy.
     std::string dir;
   } ui;
+  // Who may address dlqd from a browser (docs/access.md, "Host and Origin"): names Host may carry
+  // besides loopback and the host of `listen` (checked while no tokens are in force), and origins
+  // whose POST, PUT, PATCH and DELETE are accepted although they are not the server's own.
+  struct Http {
+    std::vector<std::string> allowed_hosts;
+    std::vector<std::string> allowed_origins;
+  } http;
   struct Testing {
     bool allow_clock_override = false;
     // SQLite: the most pages the database file may hold (PRAGMA max_page_count); 0: no limit.

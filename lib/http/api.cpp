@@ -30,7 +30,22 @@ struct ResourceHandlers : MessageHandlers, DlqHandlers, OpsHandlers, AuditHandle
 
 namespace {
 const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
-const std::string kGet = "GET";
+
+// The `method` label: a fixed set, whatever a client sends as its method (HEAD counts as GET),
+// so that made-up methods cannot grow dlq_http_requests_total (docs/resource-bounds.md).
+const std::string& method_label(std::string_view method) {
+  static const std::string kLabels[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"};
+  static const std::string kOther = "other";
+  if (method == "HEAD") return kLabels[0];
+  for (const auto& label : kLabels) {
+    if (method == label) return label;
+  }
+  return kOther;
+}
+
+// The routes Host is not checked on: probes (load balancers, orchestrators) name whatever host
+// they were given, and these answer nothing a page could use.
+bool probe(const Route& route) { return route.pattern == "/healthz" || route.pattern == "/readyz"; }
 
 struct Row {
   std::string_view method;
@@ -99,7 +114,8 @@ Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& 
                                                    lifecycle)),
       access_(access),
       metrics_(metrics),
-      config_(config) {
+      config_(config),
+      guard_(config) {
   for (const auto& row : table()) {
     auto handler = row.handler;
     router_.add(std::string(row.method), std::string(row.pattern), row.access,
@@ -124,8 +140,7 @@ awaitable<Response> Api::handle(Request& req) {
 void Api::account(const Request& req, const RouteMatch& match, const Response& res,
                   std::chrono::nanoseconds took) {
   const std::string& route = match.route ? match.route->pattern : kNoRoute;
-  const std::string& method = req.method == "HEAD" ? kGet : req.method;
-  metrics_.http_request(route, method, res.status, took);
+  metrics_.http_request(route, method_label(req.method), res.status, took);
   if (!config_.log.access || !log::enabled(log::Level::info)) return;
   std::string queue = "-";
   if (match.route && match.route->pattern.starts_with("/queues/{queue}") && !match.params.empty()) {
@@ -152,6 +167,25 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
       co_return r;
     }
     co_return problem(pc, 404, "not-found", "Not found", "no such route", "not found");
+  }
+  // Host, then Origin, then the token: after routing and before everything the handler checks
+  // (http-api.md 0, docs/api-decisions.md "Access control").
+  bool check_host = !access_.enforcing() && !probe(*match.route);
+  switch (guard_.check(req, check_host)) {
+    case SiteVerdict::allowed:
+      break;
+    case SiteVerdict::host_not_allowed:
+      co_return problem(pc, 403, "host-not-allowed", "Host not allowed",
+                        "without auth.tokens dlqd answers only a Host of localhost, *.localhost, "
+                        "127.0.0.0/8, [::1], the host of listen or a name in http.allowed_hosts "
+                        "(a guard against DNS rebinding)",
+                        "host not allowed");
+    case SiteVerdict::origin_not_allowed:
+      co_return problem(pc, 403, "origin-not-allowed", "Origin not allowed",
+                        "a POST, PUT, PATCH or DELETE from another site's page is refused: its "
+                        "Origin (or Sec-Fetch-Site) is not this server's own and the Origin is "
+                        "not in http.allowed_origins",
+                        "origin not allowed");
   }
   // Access comes after routing and before everything the handler checks (http-api.md 0).
   auto decision = access_.check(match.route->access, req.header("authorization"));

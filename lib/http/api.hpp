@@ -16,6 +16,7 @@
 #include "core/desk.hpp"
 #include "core/queue_service.hpp"
 #include "core/task_host.hpp"
+#include "http/origin_guard.hpp"
 #include "http/request.hpp"
 #include "http/router.hpp"
 #include "ops/metrics.hpp"
@@ -51,7 +52,8 @@ class Api {
   boost::asio::awaitable<Response> handle(Request& req);
 
  private:
-  // Routing, access, the handler, faults as problems (handle() adds metrics and the access log).
+  // Routing, Host and Origin, access, the handler, faults as problems (handle() adds metrics and
+  // the access log).
   boost::asio::awaitable<Response> dispatch(Request& req, const RouteMatch& match);
   void account(const Request& req, const RouteMatch& match, const Response& res,
                std::chrono::nanoseconds took);
@@ -60,6 +62,7 @@ class Api {
   const core::AccessControl& access_;
   ops::Metrics& metrics_;
   const Config& config_;
+  OriginGuard guard_;
   Router router_;
 };
 

@@ -1,6 +1,6 @@
-// Transfer-Encoding and Host checks. Beast reads a body as chunked only when `chunked` is the
-// last coding, and reads any other Transfer-Encoding as "no body": the body's bytes would then
-// be parsed as the next request (request smuggling). These rules close that gap.
+// Transfer-Encoding, Host and Authorization checks. Beast reads a body as chunked only when
+// `chunked` is the last coding, and reads any other Transfer-Encoding as "no body": the body's
+// bytes would then be parsed as the next request (request smuggling). These rules close that gap.
 #include "http/framing.hpp"
 
 #include <boost/beast/core/string.hpp>
@@ -17,8 +17,10 @@ FramingProblem bad_request(std::string detail) {
 
 std::optional<FramingProblem> check_framing(unsigned version,
                                             const std::vector<std::string_view>& transfer_encodings,
-                                            std::size_t hosts) {
+                                            std::size_t hosts, std::size_t authorizations) {
   if (hosts > 1) return bad_request("a request must have exactly one Host header");
+  // Two credentials: which one a proxy checked and which one dlqd would read is anyone's guess.
+  if (authorizations > 1) return bad_request("a request may have at most one Authorization header");
   if (hosts == 0 && version >= 11) return bad_request("an HTTP/1.1 request needs a Host header");
   if (transfer_encodings.empty()) return std::nullopt;
   if (version < 11) {

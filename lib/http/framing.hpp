@@ -1,5 +1,6 @@
 // The framing rules Beast leaves to its user, checked on a request's head before its body is
-// read: Transfer-Encoding (RFC 9112 section 6) and Host (section 3.2). No Beast in this header.
+// read: Transfer-Encoding (RFC 9112 section 6), Host (section 3.2) and a single Authorization.
+// No Beast in this header.
 #pragma once
 
 #include <optional>
@@ -17,11 +18,12 @@ struct FramingProblem {
   std::string_view error;
 };
 
-// `transfer_encodings`: the value of every Transfer-Encoding field line, in order; `hosts`:
-// how many Host field lines the request has. A problem means: answer it and close, because
-// where this request's body ends (and the next request starts) is unknown.
+// `transfer_encodings`: the value of every Transfer-Encoding field line, in order; `hosts` and
+// `authorizations`: how many Host and Authorization field lines the request has. A problem
+// means: answer it and close, because where this request's body ends (and the next request
+// starts) is unknown, or whom it speaks for is.
 std::optional<FramingProblem> check_framing(unsigned version,
                                             const std::vector<std::string_view>& transfer_encodings,
-                                            std::size_t hosts);
+                                            std::size_t hosts, std::size_t authorizations = 0);
 
 }  // namespace dlq::http

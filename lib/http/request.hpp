@@ -29,6 +29,10 @@ struct Request {
   std::string request_id;
   ClientWatch* watch = nullptr;  // set by the session
   std::string actor;             // set once access is granted: the token's name or "anonymous"
+  // What the origin guard reads (http/origin_guard.hpp); nullopt when the field is absent.
+  std::optional<std::string> host;
+  std::optional<std::string> origin;
+  std::optional<std::string> fetch_site;  // Sec-Fetch-Site
 
   const std::string* header(std::string_view name) const;
 };

@@ -169,7 +169,8 @@ std::optional<Response> framing_problem(const Config& config, const RequestParse
   std::vector<std::string_view> codings;
   auto [first, last] = head.equal_range(bhttp::field::transfer_encoding);
   for (auto it = first; it != last; ++it) codings.push_back(it->value());
-  auto problem = check_framing(head.version(), codings, head.count(bhttp::field::host));
+  auto problem = check_framing(head.version(), codings, head.count(bhttp::field::host),
+                               head.count(bhttp::field::authorization));
   if (!problem) return std::nullopt;
   return early_problem(config, problem->status, problem->slug, problem->title, problem->detail,
                        problem->error, path);

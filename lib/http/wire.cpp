@@ -146,6 +146,15 @@ Request to_request(bhttp::request<bhttp::string_body>&& in) {
     auto it = in.find(name);
     if (it != in.end()) r.headers.emplace_back(std::string(name), std::string(it->value()));
   }
+  // Copied only when present: a request without Origin (curl, SDKs, dlqctl) allocates nothing
+  // for them, and a Host of up to 15 bytes ("127.0.0.1:65535") fits in the string itself.
+  auto take = [&in](std::string_view name, std::optional<std::string>& out) {
+    auto it = in.find(name);
+    if (it != in.end()) out.emplace(it->value());
+  };
+  take("host", r.host);
+  take("origin", r.origin);
+  take("sec-fetch-site", r.fetch_site);
   const std::string* id = r.header("x-request-id");
   r.request_id = id && valid_request_id(*id) ? *id : generate_request_id();
   r.body = std::move(in.body());

@@ -21,6 +21,7 @@
 #include "http/api_support.hpp"
 #include "http/framing.hpp"
 #include "http/json_codec.hpp"
+#include "http/origin_guard.hpp"
 #include "http/router.hpp"
 #include "http/wire.hpp"
 
@@ -121,6 +122,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const Config config;
   static const http::Router router = make_router();
   static const core::Redactor redactor({"password", "secret", "token"});
+  // Host, Origin and Sec-Fetch-Site as any client may write them (http/origin_guard.hpp).
+  static const http::OriginGuard guard([] {
+    Config c;
+    c.http.allowed_hosts = {"dlq.example", "[fd00::1]"};
+    c.http.allowed_origins = {"https://ops.example:8443"};
+    return c;
+  }());
 
   bhttp::request_parser<bhttp::string_body> parser;
   parser.header_limit(16 * 1024);  // the session's limits
@@ -134,12 +142,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<std::string_view> codings;
   auto [first, last] = head.equal_range(bhttp::field::transfer_encoding);
   for (auto it = first; it != last; ++it) codings.push_back(it->value());
-  if (http::check_framing(head.version(), codings, head.count(bhttp::field::host))) return 0;
+  if (http::check_framing(head.version(), codings, head.count(bhttp::field::host),
+                          head.count(bhttp::field::authorization))) {
+    return 0;
+  }
   if (ec && ec != bhttp::error::need_more) return 0;
 
   http::Request req = http::wire::to_request(parser.release());
   http::ProblemContext pc{config.problem_base, req.path};
   check_problem(http::problem(pc, 404, "not-found", "Not found", "no such route", "not found"));
+  (void)guard.check(req, true);
   http::RouteMatch match = router.match(req.method, req.path);
   for (auto raw : match.params) {
     if (auto segment = http::decode_segment(raw)) {

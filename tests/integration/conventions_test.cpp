@@ -178,13 +178,13 @@ BOOST_AUTO_TEST_CASE(malformed_http_gets_400_and_the_server_keeps_serving) {
   HttpClient c(shared_dlqd().port());
   std::string reply = c.raw("THIS IS NOT HTTP\r\n\r\n");
   BOOST_TEST(reply.starts_with("HTTP/1.1 400"), reply);
-  std::string bad_length = c.raw("POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n");
+  std::string bad_length = c.raw("POST /queues/q/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n");
   BOOST_TEST(bad_length.starts_with("HTTP/1.1 400"), bad_length);
-  std::string huge_header = c.raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " +
+  std::string huge_header = c.raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " +
                                   std::string(20000, 'a') + "\r\n\r\n");
   BOOST_TEST(huge_header.starts_with("HTTP/1.1 431"), huge_header.substr(0, 40));
   // A client that says it will send a huge body and does not.
-  std::string lying = c.raw("POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nContent-Length: 999999999\r\n\r\n{");
+  std::string lying = c.raw("POST /queues/q/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999\r\n\r\n{");
   BOOST_TEST(lying.starts_with("HTTP/1.1 413"), lying.substr(0, 40));
   // A connection that sends half a request and goes away.
   c.raw("POST /queues/q/messages HTTP/1.1\r\nContent-Length: 100\r\n\r\n{\"pay", 200);
@@ -195,9 +195,9 @@ BOOST_AUTO_TEST_CASE(pipelined_requests_are_answered_in_order) {
   HttpClient c(shared_dlqd().port());
   std::string q = fresh_queue();
   std::string body = R"({"payload":"p1"})";
-  std::string one = "POST /queues/" + q + "/messages HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+  std::string one = "POST /queues/" + q + "/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
                     std::to_string(body.size()) + "\r\n\r\n" + body;
-  std::string two = "GET /queues/" + q + "/messages HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  std::string two = "GET /queues/" + q + "/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
   std::string reply = c.raw(one + two);
   auto first = reply.find("HTTP/1.1 201");
   auto second = reply.find("HTTP/1.1 200");
@@ -214,7 +214,7 @@ BOOST_AUTO_TEST_CASE(connection_limits_and_timeouts) {
   BOOST_TEST(first.get("/healthz").status == 200);
   BOOST_TEST(second.get("/healthz").status == 200);
   // A third connection is closed at once: it gets no answer at all.
-  BOOST_TEST(HttpClient(server.port()).raw("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", 2000).empty());
+  BOOST_TEST(HttpClient(server.port()).raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 2000).empty());
   // The two idle keep-alive connections are closed after idle_timeout_seconds, making room.
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   BOOST_TEST(first.get("/healthz").status == 200);  // the client reconnects

@@ -35,7 +35,7 @@ BOOST_AUTO_TEST_CASE(large_list_answers_are_streamed_bounded_and_complete) {
   HttpClient c(server.port());
   std::string q = fresh_queue("big");
   auto ids = enqueue_large(c, q);
-  std::string list = "GET /queues/" + q + "/messages?limit=100 HTTP/1.1\r\nHost: x\r\n\r\n";
+  std::string list = "GET /queues/" + q + "/messages?limit=100 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
   // Three clients ask for the whole page (~64 MiB of text each) and read nothing.
   long before = peak_resident_mib(server.pid());
@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(large_list_answers_are_streamed_bounded_and_complete) {
 BOOST_AUTO_TEST_CASE(a_parked_claim_notices_a_client_that_pipelined_and_left) {
   std::string q = fresh_queue("watch");
   std::string body = R"({"wait_seconds": 30})";
-  std::string park = "POST /queues/" + q + "/claim HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+  std::string park = "POST /queues/" + q + "/claim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
                      std::to_string(body.size()) + "\r\n\r\n" + body;
   {
     // One byte of a next request, then the client hangs up.
@@ -117,10 +117,10 @@ BOOST_AUTO_TEST_CASE(a_parked_claim_notices_a_client_that_pipelined_and_left) {
   // A request pipelined behind a long-poll is still answered after it.
   RawConnection client(shared_dlqd().port());
   std::string short_wait = R"({"wait_seconds": 1})";
-  BOOST_REQUIRE(client.send("POST /queues/" + q + "/claim HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+  BOOST_REQUIRE(client.send("POST /queues/" + q + "/claim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
                             std::to_string(short_wait.size()) + "\r\n\r\n" + short_wait));
   std::this_thread::sleep_for(milliseconds(300));
-  BOOST_REQUIRE(client.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"));
+  BOOST_REQUIRE(client.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"));
   client.read(5000);
   BOOST_TEST(client.received().find(R"({"claimed":false,"message":null})") != std::string::npos);
   BOOST_TEST(client.received().find(R"({"status":"ok"})") != std::string::npos);

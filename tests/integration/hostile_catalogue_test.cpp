@@ -152,7 +152,7 @@ BOOST_AUTO_TEST_CASE(transport_abuse_gets_an_answer_or_a_close_and_the_server_st
   // A 100 MB body, chunked so no length announces it: 413 after the 1 MiB limit.
   {
     RawConnection c(server.port());
-    BOOST_REQUIRE(c.send("POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"));
+    BOOST_REQUIRE(c.send("POST /queues/q/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"));
     std::string chunk = "10000\r\n" + std::string(0x10000, 'a') + "\r\n";
     std::size_t sent = c.flood(chunk, 100u * 1024 * 1024);
     c.read();
@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(transport_abuse_gets_an_answer_or_a_close_and_the_server_st
     const char* what = body ? "endless body" : "slowloris head";
     RawConnection c(server.port());
     auto start = Clock::now();
-    c.send(body ? "POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    c.send(body ? "POST /queues/q/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
                 : "GET /healthz HTTP/1.1\r\nX-Slow: ");
     while (Clock::now() - start < std::chrono::seconds(6)) {
       if (!c.send(body ? "1\r\na\r\n" : "a")) break;  // a chunk, or one byte of the head
@@ -178,12 +178,12 @@ BOOST_AUTO_TEST_CASE(transport_abuse_gets_an_answer_or_a_close_and_the_server_st
   // Invalid UTF-8 in a header and in the path: answered, never echoed raw.
   {
     RawConnection c(server.port());
-    c.send("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: \xff\xfe\r\nX-Other: \xc0\xae\r\nConnection: close\r\n\r\n");
+    c.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: \xff\xfe\r\nX-Other: \xc0\xae\r\nConnection: close\r\n\r\n");
     c.read();
     BOOST_TEST(status_line(c.received()) == "HTTP/1.1 200 OK");
     BOOST_TEST(c.received().find('\xff') == std::string::npos);
     RawConnection p(server.port());
-    p.send("GET /queues/\xff\xfe/stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    p.send("GET /queues/\xff\xfe/stats HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     p.read();
     BOOST_TEST(status_line(p.received()) == "HTTP/1.1 404 Not Found");
     BOOST_TEST(p.received().find('\xff') == std::string::npos);

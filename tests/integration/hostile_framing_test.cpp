@@ -38,7 +38,7 @@ BOOST_AUTO_TEST_CASE(chunk_lines_and_trailers_cannot_grow_a_connection_without_b
   long before = peak_resident_mib(server.pid());
   const std::size_t limit = 64 * 1024 * 1024;
   const std::string filler(64 * 1024, 'a');
-  const std::string chunked = "POST /queues/q/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string chunked = "POST /queues/q/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n";
   std::size_t sent = 0;
   // A chunk-size line that never ends (a chunk extension of 64 MiB)...
   std::string reply = flood_after(server, chunked + "1;ext=", filler, limit, sent);
@@ -60,14 +60,14 @@ BOOST_AUTO_TEST_CASE(chunk_lines_and_trailers_cannot_grow_a_connection_without_b
 
 BOOST_AUTO_TEST_CASE(a_transfer_encoding_that_does_not_end_in_chunked_is_refused_not_smuggled) {
   std::string q = fresh_queue("te");
-  std::string smuggled = "GET /queues/" + q + "/messages HTTP/1.1\r\nHost: x\r\n\r\n";
-  std::string reply = raw("POST /queues/" + q + "/messages HTTP/1.1\r\nHost: x\r\n"
+  std::string smuggled = "GET /queues/" + q + "/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  std::string reply = raw("POST /queues/" + q + "/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                           "Transfer-Encoding: gzip\r\n\r\n" + smuggled);
   BOOST_TEST(status_line(reply) == "HTTP/1.1 400 Bad Request");
   BOOST_TEST(problem_slug(reply) == "bad-request");
   BOOST_TEST(answers_in(reply) == 1u);  // the body was not read as a second request
   auto head = [&](const std::string& fields) {
-    return raw("POST /queues/" + q + "/messages HTTP/1.1\r\nHost: x\r\n" + fields + "\r\n0\r\n\r\n");
+    return raw("POST /queues/" + q + "/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n" + fields + "\r\n0\r\n\r\n");
   };
   // A coding dlqd does not implement is refused, never ignored.
   reply = head("Transfer-Encoding: gzip, chunked\r\n");
@@ -87,7 +87,7 @@ BOOST_AUTO_TEST_CASE(a_transfer_encoding_that_does_not_end_in_chunked_is_refused
   std::string body = R"({"payload":"chunked"})";
   char size[16];
   std::snprintf(size, sizeof size, "%zx", body.size());
-  reply = raw("POST /queues/" + q + "/messages HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+  reply = raw("POST /queues/" + q + "/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
               "Connection: close\r\n\r\n" + std::string(size) + ";note=ok\r\n" + body +
               "\r\n0\r\nX-Trailer: t\r\n\r\n");
   BOOST_TEST(status_line(reply) == "HTTP/1.1 201 Created");
@@ -98,11 +98,11 @@ BOOST_AUTO_TEST_CASE(a_transfer_encoding_that_does_not_end_in_chunked_is_refused
 }
 
 BOOST_AUTO_TEST_CASE(framing_answers_carry_the_request_path) {
-  std::string reply = raw("POST /queues/q/messages?x=1 HTTP/1.1\r\nHost: x\r\n"
+  std::string reply = raw("POST /queues/q/messages?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                           "Content-Length: 999999999\r\n\r\n");
   BOOST_TEST(status_line(reply) == "HTTP/1.1 413 Payload Too Large");
   BOOST_TEST(problem_instance(reply) == "/queues/q/messages");
-  reply = raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
+  reply = raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n");
   BOOST_TEST(problem_slug(reply) == "headers-too-large");
   BOOST_TEST(problem_instance(reply) == "/healthz");
   BOOST_TEST(healthy(shared_dlqd().port()));
@@ -111,10 +111,10 @@ BOOST_AUTO_TEST_CASE(framing_answers_carry_the_request_path) {
 BOOST_AUTO_TEST_CASE(instance_percent_encodes_bytes_outside_printable_ascii) {
   // Raw bytes above 0x7E (Beast refuses controls in a target) are percent-encoded, so the body
   // is valid JSON text; problem_instance parses it with Boost.JSON, which checks UTF-8.
-  std::string reply = raw("GET /queues/\xff\xfe/messages HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string reply = raw("GET /queues/\xff\xfe/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   BOOST_TEST(status_line(reply) == "HTTP/1.1 404 Not Found");
   BOOST_TEST(problem_instance(reply) == "/queues/%FF%FE/messages");
-  reply = raw("GET /queues/caf\xc3\xa9%20x/messages/1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  reply = raw("GET /queues/caf\xc3\xa9%20x/messages/1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   BOOST_TEST(problem_instance(reply) == "/queues/caf%C3%A9%20x/messages/1");
   BOOST_TEST(healthy(shared_dlqd().port()));
 }

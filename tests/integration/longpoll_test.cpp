@@ -154,7 +154,7 @@ BOOST_AUTO_TEST_CASE(a_claimer_that_disconnects_leaves_no_ghost_and_takes_nothin
     HttpClient c(shared_dlqd().port());
     std::string body = R"({"wait_seconds": 30})";
     // Park a claim, then hang up without reading the answer.
-    c.raw("POST /queues/" + q + "/claim HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+    c.raw("POST /queues/" + q + "/claim HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
               std::to_string(body.size()) + "\r\n\r\n" + body,
           300);
   }

@@ -72,8 +72,9 @@ const browser = await puppeteer.launch({
     '--disable-client-side-phishing-detection', '--disable-breakpad', '--metrics-recording-only',
     '--disable-features=Translate,OptimizationHints,MediaRouter,AutofillServerCommunication,CertificateTransparencyComponentUpdater',
     '--password-store=basic', '--use-mock-keychain',
-    // Nothing but loopback resolves, whatever the page or the browser tries.
-    '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+    // Nothing but loopback resolves, whatever the page or the browser tries; rebind.test stands
+    // for a name an attacker has made resolve to 127.0.0.1 (DNS rebinding).
+    '--host-resolver-rules=MAP rebind.test 127.0.0.1, MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
     '--lang=en-US',
   ],
 });
@@ -629,6 +630,77 @@ try {
     }
     check(requests.length > 20, 'requests were observed');
     check(requests.every((r) => r.includes(`${ORIGIN}/`) || r.endsWith('data:…')), 'every request went to dlqd on loopback');
+  });
+
+  // ---- Host and Origin on a server without tokens ------------------------------------------------
+  await step('without tokens: another site\'s page changes nothing, a rebound name gets 403, the UI works', async () => {
+    const OPEN = env('DLQ_UI_OPEN_BASE').replace(/\/$/, '');
+    const openPort = new URL(OPEN).port;
+    const api = async (method, path, body) => {
+      const r = await fetch(OPEN + path, { method, headers: { 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10000) });
+      const t = await r.text();
+      return { status: r.status, body: t ? JSON.parse(t) : null };
+    };
+    const q = 'open-csrf';
+    eq((await api('POST', `/queues/${q}/messages`, { payload: 'p', job_type: 'send_email' })).status, 201, 'seed: enqueue');
+    const claimed = (await api('POST', `/queues/${q}/claim`, {})).body.message;
+    eq((await api('POST', `/queues/${q}/messages/${claimed.id}/fail`,
+      { lease_id: claimed.lease_id, error: 'boom', error_class: 'invalid_input' })).status, 200, 'seed: fail');
+    const id = claimed.id;
+    const state = async () => JSON.stringify([(await api('GET', `/queues/${q}/stats`)).body, (await api('GET', '/audit')).body]);
+
+    // Another site: a page on another port of the same machine.
+    const { createServer } = await import('node:http');
+    const elsewhere = createServer((req, res) => {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      res.end('<!doctype html><title>elsewhere</title><p>another site');
+    });
+    await new Promise((r) => elsewhere.listen(0, '127.0.0.1', r));
+    const other = await browser.newPage();
+    other.setDefaultTimeout(10000);
+    try {
+      await other.goto(`http://127.0.0.1:${elsewhere.address().port}/`, { waitUntil: 'load' });
+      const before = await state();
+      const sent = await other.evaluate(async (base, q, id) => {
+        const post = (path, body) => fetch(base + path, { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body })
+          .then((r) => r.type, (e) => `failed: ${e}`);
+        return [await post(`/queues/${q}/messages`, '{"payload":"from elsewhere"}'),
+          await post(`/queues/${q}/messages/${id}/replay`, '{"reason":"csrf"}'),
+          await post(`/queues/${q}/messages/${id}/dismiss`, '{"reason":"csrf"}'),
+          await post(`/queues/${q}/messages/batch`, '{"messages":[{"payload":"x"}]}')];
+      }, OPEN, q, id);
+      eq(sent, ['opaque', 'opaque', 'opaque', 'opaque'], 'the no-cors posts were sent (and answered)');
+      eq(await state(), before, 'nothing enqueued, replayed, dismissed or audited');
+      eq((await api('GET', `/queues/${q}/messages/${id}`)).body.status, 'dead', 'the message is still dead');
+
+      // A rebound name: same origin for the page, but Host is not one of this server's names.
+      const rebound = await other.goto(`http://rebind.test:${openPort}/ui/`, { waitUntil: 'load' });
+      eq(rebound.status(), 403, 'the UI under a rebound name');
+      check((await other.content()).includes('host-not-allowed'), 'the 403 is host-not-allowed');
+      const fromRebound = await other.evaluate(async (q) => {
+        const list = await fetch('/queues');
+        const post = await fetch(`/queues/${q}/messages`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"payload":"rebound"}' });
+        return [list.status, post.status, (await post.json()).type.split('/').pop()];
+      }, q);
+      eq(fromRebound, [403, 403, 'host-not-allowed'], 'GET /queues and a POST under the rebound name');
+      eq(await state(), before, 'the rebound page changed nothing');
+      eq((await other.goto(`http://rebind.test:${openPort}/healthz`)).status(), 200, '/healthz answers any name');
+
+      // The UI itself, same-origin on the tokenless server, still works: it dismisses the message.
+      await other.goto(`${OPEN}/ui/#/m/${q}/${id}`, { waitUntil: 'load' });
+      await other.waitForSelector('#msg-dismiss:not([disabled])');
+      await other.click('#msg-dismiss');
+      await other.waitForSelector('#dismiss-form');
+      await other.type('#d-reason', 'dismissed from the UI, no token');
+      await other.click('#d-confirm');
+      await other.waitForSelector('#timeline li[data-outcome="dismissed"]');
+      eq((await api('GET', `/queues/${q}/messages/${id}`)).body.status, 'dismissed', 'API: the UI dismissed it');
+      await other.screenshot({ path: join(ART, 'open-server-dismissed-1280.png'), fullPage: true });
+    } finally {
+      await other.close().catch(() => {});
+      elsewhere.close();
+    }
   });
 } catch (err) {
   exitCode = 1;

@@ -41,3 +41,16 @@ BOOST_AUTO_TEST_CASE(codings_under_chunked_are_not_implemented) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(framing_authorization)
+
+BOOST_AUTO_TEST_CASE(a_second_authorization_is_400) {
+  BOOST_TEST(!check_framing(11, {}, 1, 0));
+  BOOST_TEST(!check_framing(11, {}, 1, 1));
+  auto p = check_framing(11, {}, 1, 2);
+  BOOST_REQUIRE(p);
+  BOOST_TEST(p->status == 400);
+  BOOST_TEST(p->slug == "bad-request");
+}
+
+BOOST_AUTO_TEST_SUITE_END()
