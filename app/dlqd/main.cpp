@@ -1,6 +1,8 @@
 // dlqd: wiring only. config -> store -> core -> http -> run until SIGTERM/SIGINT, then the
 // phased shutdown: stop accepting, answer 503, wake long-pollers, let in-flight requests finish
 // within a grace period, close connections and the store, exit 0.
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <chrono>
@@ -107,19 +109,33 @@ asio::awaitable<void> shutdown_sequence(dlq::http::IoPool& pool, dlq::http::Life
   pool.release();  // every I/O thread ends once what it still runs is done
 }
 
+// SIGHUP's default action ends the process. Held pending from the first line of main (every
+// thread started later inherits the mask) until the reload handler exists, so one that arrives
+// while the store connects becomes a reload instead.
+sigset_t hangup_signal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
 // SIGHUP: auth.tokens from the config file again; other keys need a restart. A file that does
-// not load, or that would leave a non-loopback listener without tokens, keeps the old tokens.
+// not load, or that has no tokens while tokens are in force, keeps the old tokens: emptying them
+// would open every route to anyone, on loopback as well. Only auth.allow_anonymous, in the
+// running config and in the reloaded file, lets a reload do that.
 void reload_tokens(const Options& options, const dlq::Config& running,
-                   dlq::core::AccessControl& access, bool loopback) {
+                   dlq::core::AccessControl& access) {
   if (!options.config_path) {
     dlq::log::warn("SIGHUP: no config file to reload (started without --config)");
     return;
   }
   try {
     dlq::Config fresh = dlq::load_config(options.config_path, options.overrides);
-    if (!loopback && fresh.auth.tokens.empty() && !running.auth.allow_anonymous) {
-      dlq::log::error("SIGHUP: the reloaded config has no tokens for a non-loopback listener; "
-                      "keeping the old tokens");
+    const bool anonymous_allowed = running.auth.allow_anonymous && fresh.auth.allow_anonymous;
+    if (fresh.auth.tokens.empty() && access.enforcing() && !anonymous_allowed) {
+      dlq::log::error("SIGHUP: the reloaded config has no tokens, which would open every route "
+                      "to anyone; keeping the old tokens (auth.allow_anonymous: true, at start and in "
+                      "the file, allows it)");
       return;
     }
     access.replace(fresh.auth.tokens);
@@ -203,15 +219,17 @@ int run(const Options& options) {
   store.campaign([&tasks](bool leading) { tasks.set_leader(leading); });
 
   asio::signal_set reload(ioc, SIGHUP);
-  const bool loopback = server.bound_to_loopback();
   std::function<void()> await_reload = [&] {
     reload.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
-      reload_tokens(options, config, access, loopback);
+      reload_tokens(options, config, access);
       await_reload();
     });
   };
   await_reload();
+  // A SIGHUP held since main began is delivered now, to this thread, and runs as a reload.
+  const sigset_t hangup = hangup_signal();
+  pthread_sigmask(SIG_UNBLOCK, &hangup, nullptr);
 
   asio::signal_set signals(ioc, SIGINT, SIGTERM);
   signals.async_wait([&](const boost::system::error_code& ec, int) {
@@ -245,6 +263,8 @@ int run(const Options& options) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const sigset_t hangup = hangup_signal();
+  pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
   try {
     if (argc == 2 && std::string(argv[1]) == "hash-token") {
       return dlq::hash_token_command(std::cin, std::cout, std::cerr, "dlqd");

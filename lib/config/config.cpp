@@ -9,6 +9,7 @@
 #include <functional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include <boost/json.hpp>
 
@@ -72,19 +73,30 @@ std::optional<std::string> check_role(const std::string& s) {
 }
 
 // What one token entry cannot be on its own: no roles, or a name or hash another entry has.
+// The earlier entries are looked up by name and by hash, so a list of thousands (read again on
+// every SIGHUP) takes linear time; each clash is reported in the order of the earlier entries.
 void check_tokens(const std::vector<AuthToken>& tokens, std::vector<std::string>& errors) {
+  std::unordered_map<std::string_view, std::vector<std::size_t>> by_name, by_hash;
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     std::string key = "config key \"auth.tokens[" + std::to_string(i) + "]";
     if (tokens[i].roles.empty()) errors.push_back(key + ".roles\": must list at least one role");
-    for (std::size_t j = 0; j < i; ++j) {
-      if (tokens[j].name == tokens[i].name) {
+    std::vector<std::size_t>& names = by_name[tokens[i].name];
+    std::vector<std::size_t>& hashes = by_hash[tokens[i].token_sha256];
+    for (std::size_t n = 0, h = 0; n < names.size() || h < hashes.size();) {
+      std::size_t j = std::min(n < names.size() ? names[n] : tokens.size(),
+                               h < hashes.size() ? hashes[h] : tokens.size());
+      if (n < names.size() && names[n] == j) {
         errors.push_back(key + ".name\": \"" + tokens[i].name + "\" names another token too");
+        ++n;
       }
-      if (tokens[j].token_sha256 == tokens[i].token_sha256) {
+      if (h < hashes.size() && hashes[h] == j) {
         errors.push_back(key + ".token_sha256\": the same token as auth.tokens[" +
                          std::to_string(j) + "]");
+        ++h;
       }
     }
+    names.push_back(i);
+    hashes.push_back(i);
   }
 }
 

@@ -78,18 +78,17 @@ const Principal* TokenTable::find(std::string_view token) const {
 }
 
 AccessControl::AccessControl(const Config& config)
-    : public_metrics_(config.auth.public_metrics), current_(nullptr) {
-  replace(config.auth.tokens);
-}
+    : public_metrics_(config.auth.public_metrics),
+      current_(std::make_shared<const TokenTable>(config.auth.tokens)) {}
 
 void AccessControl::replace(const std::vector<AuthToken>& tokens) {
-  std::lock_guard lock(reload_mu_);
-  tables_.push_back(std::make_unique<const TokenTable>(tokens));
-  current_.store(tables_.back().get());
+  current_.store(std::make_shared<const TokenTable>(tokens));
 }
 
 AccessDecision AccessControl::check(Access needed, const std::string* authorization) const {
-  const TokenTable& table = *current_.load();
+  // Held until this check returns: a reload meanwhile cannot free the table under it.
+  const std::shared_ptr<const TokenTable> held = current_.load();
+  const TokenTable& table = *held;
   if (needed == Access::reader_unless_public_metrics) {
     needed = public_metrics_ ? Access::open : Access::reader;
   }

@@ -1,13 +1,12 @@
 // Who may do what. Bearer tokens from auth.tokens are kept only as SHA-256 hashes and compared
 // in constant time; each route names the access it needs (in the router table) and check()
-// decides before the handler runs. SIGHUP swaps in a new token table without a lock on the
-// request path: readers load an atomic pointer, and every table ever loaded lives until exit.
+// decides before the handler runs. SIGHUP swaps in a new token table: a check holds the table it
+// loaded by a shared pointer, and the last check done with an old table frees it.
 #pragma once
 
 #include <array>
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,14 +68,13 @@ class AccessControl {
   // True when tokens are configured (otherwise every request is anonymous and allowed).
   bool enforcing() const { return !current_.load()->empty(); }
   std::size_t token_count() const { return current_.load()->size(); }
-  // Thread-safe. Installs the tokens of a reloaded config (SIGHUP).
+  // Thread-safe. Installs the tokens of a reloaded config (SIGHUP); the table it replaces is
+  // freed once no check still uses it.
   void replace(const std::vector<AuthToken>& tokens);
 
  private:
   bool public_metrics_;
-  std::mutex reload_mu_;                                   // reloads only
-  std::vector<std::unique_ptr<const TokenTable>> tables_;  // every generation, kept alive
-  std::atomic<const TokenTable*> current_;
+  std::atomic<std::shared_ptr<const TokenTable>> current_;
 };
 
 }  // namespace dlq::core

@@ -144,7 +144,8 @@ void Api::account(const Request& req, const RouteMatch& match, const Response& r
   if (!config_.log.access || !log::enabled(log::Level::info)) return;
   std::string queue = "-";
   if (match.route && match.route->pattern.starts_with("/queues/{queue}") && !match.params.empty()) {
-    queue = decode_segment(match.params.front()).value_or("-");
+    // Only a valid name: anything else is attacker bytes (a %0a would forge a text line).
+    queue = queue_param(match.params.front()).value_or("-");
   }
   log::info("access", {{"request_id", req.request_id},
                        {"method", req.method},

@@ -96,7 +96,115 @@ class GatheredStderr final : public spdlog::sinks::base_sink<std::mutex> {
   std::thread flusher_;  // last: it starts once the members it uses exist
 };
 
+constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD in UTF-8
+constexpr char kHex[] = "0123456789abcdef";
+
+// The length of the well-formed UTF-8 sequence that starts at s[i] (Unicode table 3-7: no
+// overlong forms, surrogates or code points past U+10FFFF), or 0 when there is none.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto byte = [&s](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > s.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
+bool needs_text_quotes(std::string_view value) {
+  for (char ch : value) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c <= ' ' || c == '=' || c == '"' || c == 0x7F) return true;
+  }
+  return false;
+}
+
+// Appends s[i...] up to the next ASCII byte that `escape` wants, replacing every byte that does
+// not start a well-formed sequence with U+FFFD; returns where it stopped.
+template <typename Escape>
+std::size_t append_utf8_run(std::string& out, std::string_view s, std::size_t i, Escape escape) {
+  std::size_t run = i;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (escape(c)) break;
+      ++i;
+      continue;
+    }
+    std::size_t length = utf8_sequence(s, i);
+    if (length > 0) {
+      i += length;
+      continue;
+    }
+    out.append(s.data() + run, i - run);
+    out += kReplacement;
+    run = ++i;
+  }
+  out.append(s.data() + run, i - run);
+  return i;
+}
+
 }  // namespace
+
+void append_json_value(std::string& out, std::string_view value) {
+  out += '"';
+  auto escaped = [](unsigned char c) { return c < 0x20 || c == '"' || c == '\\'; };
+  for (std::size_t i = append_utf8_run(out, value, 0, escaped); i < value.size();
+       i = append_utf8_run(out, value, i + 1, escaped)) {
+    auto c = static_cast<unsigned char>(value[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    }
+  }
+  out += '"';
+}
+
+void append_text_value(std::string& out, std::string_view value) {
+  if (!needs_text_quotes(value)) {
+    append_utf8_run(out, value, 0, [](unsigned char) { return false; });
+    return;
+  }
+  out += '"';
+  auto escaped = [](unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c == 0x7F; };
+  for (std::size_t i = append_utf8_run(out, value, 0, escaped); i < value.size();
+       i = append_utf8_run(out, value, i + 1, escaped)) {
+    auto c = static_cast<unsigned char>(value[i]);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        out += "\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 0xf];
+    }
+  }
+  out += '"';
+}
 
 void setup(Level level, Format format) {
   g_format = format;
@@ -124,20 +232,20 @@ void write(Level level, std::string_view event, std::initializer_list<Field> fie
   line.reserve(256);
   if (g_format == Format::json) {
     line += "\"event\":";
-    append_json_string(line, event);
+    append_json_value(line, event);
     for (const auto& [key, value] : fields) {
       line += ',';
-      append_json_string(line, key);
+      append_json_string(line, key);  // keys are names in dlqd's code
       line += ':';
-      append_json_string(line, value);
+      append_json_value(line, value);
     }
   } else {
-    line += event;
+    line += event;  // events are dlqd's own words, spaces and all
     for (const auto& [key, value] : fields) {
       line += ' ';
       line += key;
       line += '=';
-      line += value;
+      append_text_value(line, value);
     }
   }
   logger->log(to_spdlog(level), spdlog::string_view_t(line.data(), line.size()));

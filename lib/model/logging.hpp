@@ -21,6 +21,13 @@ void write(Level level, std::string_view event, std::initializer_list<Field> fie
 // out at once): before anything else writes to stderr, such as a fatal error on exit.
 void flush();
 
+// How write() puts a value in the line (exposed for the tests). Both write invalid UTF-8 as
+// U+FFFD, so every line is valid UTF-8 whatever a client sent. JSON: a string literal. Text: the
+// value as it is, or quoted when it holds a space, `=`, `"` or a control (C0 or DEL), with `\"`,
+// `\\`, `\n` and `\xNN` inside, so a value can never end its field or its line.
+void append_json_value(std::string& out, std::string_view value);
+void append_text_value(std::string& out, std::string_view value);
+
 inline void debug(std::string_view event, std::initializer_list<Field> fields = {}) {
   if (enabled(Level::debug)) write(Level::debug, event, fields);
 }

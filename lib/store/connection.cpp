@@ -1,9 +1,16 @@
-// Opening and configuring connections, transaction control, and classifying database errors
-// into dlq's fault types (DatabaseUnavailable is answered 503, the rest 500).
+// Opening (a SQLite file and its folders private to their owner) and configuring connections,
+// transaction control, and classifying database errors into dlq's fault types
+// (DatabaseUnavailable is answered 503, the rest 500).
 #include "store/connection.hpp"
 
+#include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include <soci/postgresql/soci-postgresql.h>
@@ -16,6 +23,29 @@
 
 namespace dlq::store {
 namespace {
+
+// What dlqd creates for a SQLite database is its owner's alone, whatever the umask: folders
+// 0700, the file 0600 (it holds every payload). SQLite creates the -wal and -shm files with the
+// database file's mode, so they follow. What exists already is left as it is.
+void create_private_folders(const std::filesystem::path& folder) {
+  std::filesystem::path prefix;
+  for (const auto& part : folder) {
+    prefix /= part;
+    if (::mkdir(prefix.c_str(), 0700) == 0) {
+      ::chmod(prefix.c_str(), 0700);  // the umask may have taken bits from mkdir's mode
+    } else if (errno != EEXIST) {
+      throw DatabaseUnavailable("creating the database folder " + prefix.string() + ": " +
+                                std::strerror(errno));
+    }
+  }
+}
+
+void create_private_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return;  // it exists (or cannot be made: SQLite's open says why)
+  ::fchmod(fd, 0600);
+  ::close(fd);
+}
 
 soci::session open_session(const ConnectionOptions& o) {
   if (o.target.backend == DatabaseTarget::Backend::sqlite) {
@@ -31,7 +61,8 @@ soci::session open_session(const ConnectionOptions& o) {
     }();
     (void)configured;
     std::filesystem::path path(o.target.sqlite_path);
-    if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+    if (path.has_parent_path()) create_private_folders(path.parent_path());
+    create_private_file(o.target.sqlite_path);
     // timeout: how long a statement waits for a lock held by another connection (seconds).
     return soci::session(soci::sqlite3, "db=\"" + o.target.sqlite_path + "\" timeout=10");
   }
@@ -39,6 +70,16 @@ soci::session open_session(const ConnectionOptions& o) {
 }
 
 }  // namespace
+
+void warn_if_database_shared(const std::string& sqlite_path) {
+  struct stat st {};
+  if (::stat(sqlite_path.c_str(), &st) != 0 || (st.st_mode & 077) == 0) return;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+  log::warn("the database file is open to other users than its owner; chmod 600 it (and its "
+            "-wal and -shm files)",
+            {{"path", sqlite_path}, {"mode", mode}});
+}
 
 Connection::Connection(ConnectionOptions options)
     : options_(std::move(options)),

@@ -25,6 +25,10 @@ struct ConnectionOptions {
   std::shared_ptr<class StatementWatch> watch;
 };
 
+// SQLite: logs a warning when the database file's mode lets anyone but its owner read or write
+// it (a file dlqd creates is 0600; one made by hand or by an older dlqd may not be).
+void warn_if_database_shared(const std::string& sqlite_path);
+
 class Connection {
  public:
   explicit Connection(ConnectionOptions options);

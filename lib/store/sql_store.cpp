@@ -106,6 +106,7 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node
   auto first = std::make_unique<Connection>(co);
   apply_migrations(*first);
   if (options_.target.backend == DatabaseTarget::Backend::sqlite) {
+    warn_if_database_shared(options_.target.sqlite_path);
     // SOCI's SQLite backend builds a function-local static type table the first time it
     // describes a column. Build it here, before the store threads exist: ThreadSanitizer cannot
     // see the guard's fast path inside the uninstrumented library and reported a reader using

@@ -72,4 +72,48 @@ BOOST_AUTO_TEST_CASE(a_warning_writes_every_waiting_line_in_order_and_info_lines
   BOOST_TEST(written, "an info line alone was not written within 5 s");
 }
 
+// Issue 31, item 10: a value can neither end its field nor its line, and every line is UTF-8.
+namespace {
+
+std::string text_value(std::string_view v) {
+  std::string out;
+  dlq::log::append_text_value(out, v);
+  return out;
+}
+
+std::string json_value(std::string_view v) {
+  std::string out;
+  dlq::log::append_json_value(out, v);
+  return out;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(text_values_are_quoted_when_they_could_end_their_field_or_line) {
+  BOOST_TEST(text_value("orders") == "orders");
+  BOOST_TEST(text_value("") == "");
+  BOOST_TEST(text_value(R"(a\b)") == R"(a\b)");  // a backslash alone ends nothing
+  BOOST_TEST(text_value("x actor=ops") == R"("x actor=ops")");
+  BOOST_TEST(text_value("a=b") == R"("a=b")");
+  BOOST_TEST(text_value(R"(say "hi")") == R"("say \"hi\"")");
+  BOOST_TEST(text_value("x\n2026-01-01 info forged") == R"("x\n2026-01-01 info forged")");
+  BOOST_TEST(text_value("a\rb\tc\x1b[2J\x7f") == R"("a\x0db\x09c\x1b[2J\x7f")");
+  BOOST_TEST(text_value(R"(\ and ")") == R"("\\ and \"")");
+}
+
+BOOST_AUTO_TEST_CASE(both_formats_write_invalid_utf8_as_the_replacement_character) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  BOOST_TEST(text_value("\xff\xfe") == fffd + fffd);
+  BOOST_TEST(json_value("\xff\xfe") == "\"" + fffd + fffd + "\"");
+  // Well-formed sequences pass as they are; overlong forms, surrogates, truncated sequences and
+  // code points past U+10FFFF do not.
+  BOOST_TEST(text_value("caf\xC3\xA9 \xF0\x9F\x93\xA6") == "\"caf\xC3\xA9 \xF0\x9F\x93\xA6\"");
+  BOOST_TEST(text_value("\xC0\xAF") == fffd + fffd);
+  BOOST_TEST(text_value("\xED\xA0\x80") == fffd + fffd + fffd);
+  BOOST_TEST(text_value("ab\xE2\x82") == "ab" + fffd + fffd);
+  BOOST_TEST(text_value("\xF4\x90\x80\x80") == fffd + fffd + fffd + fffd);
+  BOOST_TEST(json_value("a\"b\\c\n\x01\xE2\x82\xAC\x80") ==
+             "\"a\\\"b\\\\c\\n\\u0001\xE2\x82\xAC" + fffd + "\"");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
