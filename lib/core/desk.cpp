@@ -158,9 +158,16 @@ DeadLetterDesk::DeadLetterDesk(store::Store& store, QueueService& service, const
                                TaskHost* tasks)
     : store_(store), service_(service), config_(config), tasks_(tasks) {}
 
-awaitable<std::vector<Message>> DeadLetterDesk::list(const RequestContext&,
-                                                     store::DeadListParams params) {
-  co_return co_await store_.messages_dead(std::move(params));
+awaitable<std::vector<store::DeadRef>> DeadLetterDesk::list(const RequestContext&,
+                                                            store::DeadListParams params) {
+  co_return co_await store_.messages_dead_refs(std::move(params));
+}
+
+awaitable<std::optional<Message>> DeadLetterDesk::find_dead(const RequestContext&,
+                                                            std::string queue, MessageId id) {
+  auto found = co_await store_.message_find(std::move(queue), id);
+  if (!found || found->status != Status::dead) co_return std::nullopt;
+  co_return std::move(*found);
 }
 
 awaitable<BatchPreviewView> DeadLetterDesk::preview(const RequestContext& ctx, std::string kind,

@@ -75,7 +75,14 @@ class DeadLetterDesk {
                  TaskHost* tasks);
 
   // GET /dlq: dead messages after `after_id`, in id order.
-  awaitable<std::vector<Message>> list(const RequestContext& ctx, store::DeadListParams params);
+  // The page is fixed by its ids; each message is then read with find_dead when its turn to be
+  // written comes, so an answer never holds the whole page.
+  awaitable<std::vector<store::DeadRef>> list(const RequestContext& ctx,
+                                              store::DeadListParams params);
+  // The message as it is now, while it is still dead; none once it left the dead set (replayed,
+  // dismissed, purged), and the page leaves it out.
+  awaitable<std::optional<Message>> find_dead(const RequestContext& ctx, std::string queue,
+                                              MessageId id);
   // kind: "replay" or "dismiss". Changes no message; stores the preview.
   awaitable<BatchPreviewView> preview(const RequestContext& ctx, std::string kind,
                                       store::DeadFilter filter);

@@ -96,10 +96,19 @@ awaitable<Result<Message>> QueueService::find(const RequestContext&, std::string
   co_return std::move(*found);
 }
 
+awaitable<std::optional<Message>> QueueService::find_leased(const RequestContext&,
+                                                            std::string queue, MessageId id,
+                                                            std::string lease_id) {
+  auto found = co_await store_.message_find(std::move(queue), id);
+  if (!found || !holds_lease(*found, lease_id)) co_return std::nullopt;
+  co_return std::move(*found);
+}
+
 store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at) const {
   TimeMs visibility = cmd.visibility_ms.value_or(
       seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout));
-  return {cmd.queue, at, cmd.max, at + visibility, new_lease_token(), cmd.worker, cmd.job_types};
+  return {cmd.queue, at, cmd.max, at + visibility, new_lease_token(), cmd.worker, cmd.job_types,
+          kClaimPayloadBytes};
 }
 
 awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimCommand cmd) {
@@ -321,9 +330,14 @@ awaitable<Result<std::vector<AttemptRecord>>> QueueService::attempts(const Reque
   co_return std::move(history->attempts);
 }
 
-awaitable<std::vector<AuditEntry>> QueueService::audit(const RequestContext&,
-                                                       store::AuditQuery query) {
-  co_return co_await store_.audit_list(std::move(query));
+awaitable<std::vector<long long>> QueueService::audit_ids(const RequestContext&,
+                                                          store::AuditQuery query) {
+  co_return co_await store_.audit_ids(std::move(query));
+}
+
+awaitable<std::optional<AuditEntry>> QueueService::audit_entry(const RequestContext&,
+                                                               long long id) {
+  co_return co_await store_.audit_find(id);
 }
 
 awaitable<std::vector<store::QueueStats>> QueueService::stats(const RequestContext& ctx,

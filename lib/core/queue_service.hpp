@@ -29,6 +29,12 @@ struct AckItem {
   std::optional<std::string> lease_id;
 };
 
+// What a claim's answer keeps of its messages' payloads in memory while its client reads: the
+// first message's, then the next ones' up to this many bytes in all. The rest are withheld by the
+// store and read again by id when their turn to be written comes (find_leased); a batch of small
+// messages never is.
+inline constexpr std::size_t kClaimPayloadBytes = 256 * 1024;
+
 struct ClaimCommand {
   std::string queue;
   int max = 1;
@@ -69,6 +75,11 @@ class QueueService {
   // The ids of the page list() would return, for answers that read one message at a time.
   awaitable<std::vector<MessageId>> list_ids(const RequestContext& ctx, store::ListParams params);
   awaitable<Result<Message>> find(const RequestContext& ctx, std::string queue, MessageId id);
+  // A message this node claimed, as it is now, while `lease_id` still holds it; none once that
+  // lease ended (acknowledged, failed, released, reaped). A batch claim's answer reads the
+  // messages it did not keep in memory this way, and leaves those out.
+  awaitable<std::optional<Message>> find_leased(const RequestContext& ctx, std::string queue,
+                                                MessageId id, std::string lease_id);
   // Takes due messages, long-polling up to cmd.wait_ms. While it waits, ctx.client is watched:
   // a client that leaves ends the wait, and anything already taken for it is released.
   awaitable<ClaimOutcome> claim(const RequestContext& ctx, ClaimCommand cmd);
@@ -94,8 +105,10 @@ class QueueService {
   // The whole history, oldest first; a message being processed ends with its attempt under way.
   awaitable<Result<std::vector<AttemptRecord>>> attempts(const RequestContext& ctx,
                                                          std::string queue, MessageId id);
-  // The audit log, newest first (GET /audit).
-  awaitable<std::vector<AuditEntry>> audit(const RequestContext& ctx, store::AuditQuery query);
+  // The audit log, newest first (GET /audit): the ids of a page, and one entry by id (none: no
+  // longer stored), for an answer that reads each entry when its turn to be written comes.
+  awaitable<std::vector<long long>> audit_ids(const RequestContext& ctx, store::AuditQuery query);
+  awaitable<std::optional<AuditEntry>> audit_entry(const RequestContext& ctx, long long id);
   awaitable<std::vector<store::QueueStats>> stats(const RequestContext& ctx,
                                                   std::optional<std::string> queue);
   awaitable<bool> ready();

@@ -10,7 +10,7 @@ namespace {
 // Only a processing message has a current lease (a succeeded one keeps the id of the lease it
 // succeeded under, for a resent ack, but that lease is over).
 std::optional<Error> check_lease(const Message& m, const std::optional<std::string>& lease_id) {
-  if (lease_id && (m.status != Status::processing || !m.lease_id || *m.lease_id != *lease_id)) {
+  if (lease_id && !holds_lease(m, *lease_id)) {
     return Error(Errc::lease_lost,
                  "lease lost: the message was reaped and may belong to another worker now");
   }
@@ -49,6 +49,10 @@ void make_dead(Message& m, DeadReason reason, TimeMs now) {
 }
 
 }  // namespace
+
+bool holds_lease(const Message& m, const std::string& lease_id) {
+  return m.status == Status::processing && m.lease_id && *m.lease_id == lease_id;
+}
 
 Result<store::Change> succeed(const Message& m, const std::optional<std::string>& lease_id,
                               TimeMs now, bool ack) {

@@ -32,6 +32,10 @@ struct ReplayInput {
   std::optional<std::string> actor;
 };
 
+// Whether `lease_id` is the message's current lease: it is processing under it. A lease is
+// current until something ends it (an ack, a failure, a release, the reaper).
+bool holds_lease(const Message& m, const std::string& lease_id);
+
 // `ack`: the request is an acknowledgement (POST /ack, a claim's `ack`): one resent under the lease
 // the message succeeded with changes nothing and is not an error (http-api B6). The single
 // succeed route keeps Part A's answer: that lease is over, 409 lease-lost.

@@ -37,30 +37,42 @@ json::object entry_json(const AuditEntry& e) {
   return o;
 }
 
-// The page written one entry at a time: an entry can carry two payloads (a payload edit), so the
-// page's whole text is never held (architecture.md, "Bounds"); each entry is freed once written.
+// The page fixed by its ids and written one entry at a time, each read when its turn comes: an
+// entry can carry two payloads (a payload edit), so the page's entries are never held at once
+// (architecture.md, "Bounds"). An entry no longer stored is left out; `count` counts those written.
 class EntryStream final : public BodyStream {
  public:
-  EntryStream(std::vector<AuditEntry> entries, json::value next)
-      : entries_(std::move(entries)), next_(std::move(next)) {}
+  EntryStream(core::QueueService& service, core::RequestContext ctx, std::vector<long long> ids,
+              json::value next)
+      : service_(service), ctx_(context_for_later(std::move(ctx))), ids_(std::move(ids)),
+        next_(std::move(next)) {}
 
   boost::asio::awaitable<std::string> next() override {
     if (done_) co_return std::string();
-    if (position_ == entries_.size()) {
-      done_ = true;
-      co_return "],\"count\":" + std::to_string(entries_.size()) +
-          ",\"next_after_id\":" + json::serialize(next_) + "}";
+    if (!opened_) {
+      opened_ = true;
+      co_return "{\"entries\":[";
     }
-    std::string out = position_ == 0 ? "{\"entries\":[" : ",";
-    out += json::serialize(entry_json(entries_[position_]));
-    entries_[position_++] = AuditEntry{};
-    co_return out;
+    while (position_ < ids_.size()) {
+      auto entry = co_await service_.audit_entry(ctx_, ids_[position_++]);
+      if (!entry) continue;
+      std::string out = written_++ > 0 ? "," : "";
+      out += json::serialize(entry_json(*entry));
+      co_return out;
+    }
+    done_ = true;
+    co_return "],\"count\":" + std::to_string(written_) +
+        ",\"next_after_id\":" + json::serialize(next_) + "}";
   }
 
  private:
-  std::vector<AuditEntry> entries_;
+  core::QueueService& service_;
+  core::RequestContext ctx_;
+  std::vector<long long> ids_;
   json::value next_;
   std::size_t position_ = 0;
+  std::size_t written_ = 0;
+  bool opened_ = false;
   bool done_ = false;
 };
 
@@ -75,15 +87,12 @@ AuditHandlers::R AuditHandlers::audit(const Request& req, const RouteMatch&) {
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   const int limit = query.limit;
   query.limit = limit + 1;  // one more tells whether another page follows
-  auto entries =
-      co_await service_.audit(request_context(config_, service_.clock(), req), std::move(query));
-  json::value next = trim_page(entries, limit, [](const AuditEntry& e) { return e.id; });
-  if (entries.empty()) {
-    co_return json_response(200, json::object{{"entries", json::array{}}, {"count", 0},
-                                              {"next_after_id", std::move(next)}});
-  }
-  co_return co_await streamed_response(
-      200, std::make_shared<EntryStream>(std::move(entries), std::move(next)));
+  auto ctx = request_context(config_, service_.clock(), req);
+  auto ids = co_await service_.audit_ids(ctx, std::move(query));
+  json::value next = trim_page(ids, limit, [](long long id) { return id; });
+  auto answer =
+      std::make_shared<EntryStream>(service_, std::move(ctx), std::move(ids), std::move(next));
+  co_return co_await streamed_response(200, std::move(answer));
 }
 
 }  // namespace dlq::http

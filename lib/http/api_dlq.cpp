@@ -55,6 +55,24 @@ Response run_not_found(const Config& c, const Request& r) {
                  "no replay run with this id", "replay run not found");
 }
 
+// A /dlq page fixed by its ids: a message that left the dead set since is left out.
+class DeadPage final : public LaterMessages {
+ public:
+  DeadPage(core::DeadLetterDesk& desk, core::RequestContext ctx, std::vector<store::DeadRef> refs)
+      : desk_(desk), ctx_(context_for_later(std::move(ctx))), refs_(std::move(refs)) {}
+
+  std::size_t size() const override { return refs_.size(); }
+  boost::asio::awaitable<std::optional<Message>> read(std::size_t position) override {
+    const store::DeadRef& ref = refs_.at(position);
+    co_return co_await desk_.find_dead(ctx_, ref.queue, ref.id);
+  }
+
+ private:
+  core::DeadLetterDesk& desk_;
+  core::RequestContext ctx_;
+  std::vector<store::DeadRef> refs_;
+};
+
 }  // namespace
 
 // The sample is a list of values like every other member: each message read back from the one
@@ -88,12 +106,15 @@ DlqHandlers::R DlqHandlers::dead_letters(const Request& req, const RouteMatch&) 
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   const int limit = params.limit;
   params.limit = limit + 1;  // one more tells whether another page follows
-  auto messages = co_await desk_.list(request_context(config_, clock_, req), std::move(params));
-  json::value next = trim_page(messages, limit, [](const Message& m) { return m.id; });
-  // Written one message at a time (architecture.md, "Bounds"): never the page's whole text.
+  auto ctx = request_context(config_, clock_, req);
+  auto refs = co_await desk_.list(ctx, std::move(params));
+  json::value next = trim_page(refs, limit, [](const store::DeadRef& r) { return r.id; });
+  // The page is fixed by its ids and written one message at a time, each read when its turn
+  // comes (architecture.md, "Bounds"): never the page's messages or their text at once.
+  auto page = std::make_unique<DeadPage>(desk_, std::move(ctx), std::move(refs));
   auto answer = std::make_shared<MessageListStream>(
       MessageListStream::Shape{R"({"messages":[)", true, ",\"next_after_id\":" + json::serialize(next)},
-      std::move(messages), MessageView{Audience::people, false}, redactor_);
+      std::vector<Message>{}, MessageView{Audience::people, false}, redactor_, std::move(page));
   co_return co_await streamed_response(200, std::move(answer));
 }
 

@@ -1,6 +1,8 @@
 // The message routes: each decodes (lib/core), calls the QueueService and encodes.
 #include "http/api_messages.hpp"
 
+#include <algorithm>
+
 #include <boost/json.hpp>
 
 #include "http/api_support.hpp"
@@ -39,6 +41,44 @@ json::array ack_results(const std::vector<core::AckSlot>& slots,
     out.push_back(std::move(item));
   }
   return out;
+}
+
+// The claimed messages whose payloads the store withheld (core::kClaimPayloadBytes), read again
+// by id when their turn comes; one whose lease ended meanwhile is left out (its worker could no
+// longer settle it).
+class ClaimedLater final : public LaterMessages {
+ public:
+  ClaimedLater(core::QueueService& service, core::RequestContext ctx, std::string queue)
+      : service_(service), ctx_(context_for_later(std::move(ctx))), queue_(std::move(queue)) {}
+
+  void add(const Message& m) { leases_.emplace_back(m.id, m.lease_id.value_or("")); }
+  std::size_t size() const override { return leases_.size(); }
+  boost::asio::awaitable<std::optional<Message>> read(std::size_t position) override {
+    const auto& [id, lease_id] = leases_.at(position);
+    co_return co_await service_.find_leased(ctx_, queue_, id, lease_id);
+  }
+
+ private:
+  core::QueueService& service_;
+  core::RequestContext ctx_;
+  std::string queue_;
+  std::vector<std::pair<MessageId, std::string>> leases_;
+};
+
+// Splits the claimed messages where their payloads were withheld (always a tail, in claim
+// order): those before are written from memory, the rest read again. A batch of small messages
+// (the common case) has no tail and costs no query more.
+std::unique_ptr<LaterMessages> withheld_tail(core::QueueService& service,
+                                             std::vector<Message>& claimed,
+                                             const core::RequestContext& ctx,
+                                             const std::string& queue) {
+  auto tail = std::find_if(claimed.begin(), claimed.end(),
+                           [](const Message& m) { return m.payload_withheld; });
+  if (tail == claimed.end()) return nullptr;
+  auto later = std::make_unique<ClaimedLater>(service, ctx, queue);
+  for (auto it = tail; it != claimed.end(); ++it) later->add(*it);
+  claimed.erase(tail, claimed.end());
+  return later;
 }
 
 }  // namespace
@@ -113,9 +153,10 @@ MessageHandlers::R MessageHandlers::list(const Request& req, const RouteMatch& m
   // "Bounds").
   auto ctx = request_context(config_, service_.clock(), req);
   auto ids = co_await service_.list_ids(ctx, params);
+  auto page = std::make_unique<QueuePage>(service_, ctx, std::move(params.queue), std::move(ids));
   auto answer = std::make_shared<MessageListStream>(
-      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(ids), service_, std::move(ctx),
-      std::move(params.queue), MessageView{Audience::people, false});
+      MessageListStream::Shape{R"({"messages":[)", true, ""}, std::vector<Message>{},
+      MessageView{Audience::people, false}, service_.redactor(), std::move(page));
   co_return co_await streamed_response(200, std::move(answer));
 }
 
@@ -153,10 +194,12 @@ MessageHandlers::R MessageHandlers::claim(const Request& req, const RouteMatch& 
   std::string out = claimed.empty() ? R"({"claimed":false,)" : R"({"claimed":true,)";
   MessageView view{Audience::owner, true};
   if (in.batch) {
-    // Up to 100 messages: written one at a time (see list).
+    // Up to 100 messages: written one at a time (see list), the first 256 KiB of payloads from
+    // memory and those the store withheld read again when their turn comes.
+    auto later = withheld_tail(service_, claimed, ctx, *queue);
     MessageListStream::Shape shape{out + R"("messages":[)", false, std::move(acked)};
     auto answer = std::make_shared<MessageListStream>(std::move(shape), std::move(claimed), view,
-                                                    service_.redactor());
+                                                    service_.redactor(), std::move(later));
     Response r = co_await streamed_response(200, std::move(answer));
     close_if_shutting_down(r);
     co_return r;

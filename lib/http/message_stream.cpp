@@ -9,31 +9,40 @@ constexpr std::size_t kWholeAnswerBytes = 256 * 1024;
 
 }  // namespace
 
-MessageListStream::MessageListStream(Shape shape, std::vector<Message> messages, MessageView view,
-                                     const core::Redactor& redactor)
-    : shape_(std::move(shape)), messages_(std::move(messages)), view_(view), redactor_(redactor) {}
-
-MessageListStream::MessageListStream(Shape shape, std::vector<MessageId> ids,
-                                     core::QueueService& service, core::RequestContext ctx,
-                                     std::string queue, MessageView view)
-    : shape_(std::move(shape)),
-      ids_(std::move(ids)),
-      service_(&service),
-      ctx_(std::move(ctx)),
-      queue_(std::move(queue)),
-      view_(view),
-      redactor_(service.redactor()) {
-  ctx_.client = nullptr;  // the request's watch does not outlive the handler
+core::RequestContext context_for_later(core::RequestContext ctx) {
+  ctx.client = nullptr;
+  return ctx;
 }
 
+QueuePage::QueuePage(core::QueueService& service, core::RequestContext ctx, std::string queue,
+                     std::vector<MessageId> ids)
+    : service_(service),
+      ctx_(context_for_later(std::move(ctx))),
+      queue_(std::move(queue)),
+      ids_(std::move(ids)) {}
+
+boost::asio::awaitable<std::optional<Message>> QueuePage::read(std::size_t position) {
+  auto found = co_await service_.find(ctx_, queue_, ids_.at(position));
+  if (!found) co_return std::nullopt;
+  co_return std::move(*found);
+}
+
+MessageListStream::MessageListStream(Shape shape, std::vector<Message> held, MessageView view,
+                                     const core::Redactor& redactor,
+                                     std::unique_ptr<LaterMessages> later)
+    : shape_(std::move(shape)),
+      held_(std::move(held)),
+      later_(std::move(later)),
+      view_(view),
+      redactor_(redactor) {}
+
 boost::asio::awaitable<std::optional<Message>> MessageListStream::next_message() {
-  if (!service_) {
-    if (position_ == messages_.size()) co_return std::nullopt;
+  if (position_ < held_.size()) {
     // Moved out, so that the stored form is freed as soon as its text is written.
-    co_return std::move(messages_[position_++]);
+    co_return std::move(held_[position_++]);
   }
-  while (position_ < ids_.size()) {
-    auto found = co_await service_->find(ctx_, queue_, ids_[position_++]);
+  while (later_ && later_position_ < later_->size()) {
+    auto found = co_await later_->read(later_position_++);
     if (found) co_return std::move(*found);
   }
   co_return std::nullopt;

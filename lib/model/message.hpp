@@ -59,6 +59,9 @@ struct Message {
   std::optional<std::string> worker;  // who holds the current lease
   TimeMs life_started_at = 0;         // enqueue or latest replay: the retry window counts from here
   TimeMs status_at = 0;               // when the message entered its current status
+  // A claim left the payload in the database (past ClaimParams::payload_budget): whoever answers
+  // with the message reads it again by id.
+  bool payload_withheld = false;
 };
 
 // What ended an attempt, or a lifecycle event recorded in the same history.

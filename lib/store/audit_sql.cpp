@@ -59,28 +59,57 @@ void AuditSql::append(const AuditEntry& e) {
       soci::use(reason, reason_ind, "reason"), soci::use(details, details_ind, "details");
 }
 
-// Only the filters given become SQL, so each page is served from the (filter, id) index.
-std::vector<AuditEntry> AuditSql::list(const AuditQuery& q) {
-  std::string sql = kSelectAudit;
-  std::string where;
-  auto clause = [&where](const char* text) { where += (where.empty() ? " WHERE " : " AND ") + std::string(text); };
-  if (q.action) clause("action = :action");
-  if (q.actor) clause("actor = :actor");
-  if (q.queue) clause("queue = :queue");
-  if (q.since) clause("at >= :since");
-  if (q.until) clause("at <= :until");
-  if (q.before_id) clause("id < :before_id");
-  sql += where + " ORDER BY id DESC LIMIT :limit";
+namespace {
 
-  long long id = 0, at = 0, limit = q.limit;
-  long long since = q.since.value_or(0), until = q.until.value_or(0),
-            before = q.before_id.value_or(0);
+// A query's filters as SQL: only the members given become clauses, so each page is served from
+// the (filter, id) index. The binds must outlive the statement's execution.
+struct AuditWhere {
+  explicit AuditWhere(const AuditQuery& query)
+      : q(query),
+        action(q.action.value_or("")),
+        actor(q.actor.value_or("")),
+        queue(q.queue.value_or("")),
+        since(q.since.value_or(0)),
+        until(q.until.value_or(0)),
+        before(q.before_id.value_or(0)),
+        limit(q.limit) {}
+
+  const AuditQuery& q;
+  std::string action, actor, queue;
+  long long since, until, before, limit;
+
+  // " WHERE … ORDER BY id DESC LIMIT :limit": the page, newest first.
+  std::string page_sql() const {
+    std::string where;
+    auto clause = [&where](const char* text) {
+      where += (where.empty() ? " WHERE " : " AND ") + std::string(text);
+    };
+    if (q.action) clause("action = :action");
+    if (q.actor) clause("actor = :actor");
+    if (q.queue) clause("queue = :queue");
+    if (q.since) clause("at >= :since");
+    if (q.until) clause("at <= :until");
+    if (q.before_id) clause("id < :before_id");
+    return where + " ORDER BY id DESC LIMIT :limit";
+  }
+  void exchange(soci::statement& s) {
+    if (q.action) s.exchange(soci::use(action, "action"));
+    if (q.actor) s.exchange(soci::use(actor, "actor"));
+    if (q.queue) s.exchange(soci::use(queue, "queue"));
+    if (q.since) s.exchange(soci::use(since, "since"));
+    if (q.until) s.exchange(soci::use(until, "until"));
+    if (q.before_id) s.exchange(soci::use(before, "before_id"));
+    s.exchange(soci::use(limit, "limit"));
+  }
+};
+
+// One row of kSelectAudit: its buffers, bound in the column order, and the entry they make.
+struct AuditRow {
+  long long id = 0, at = 0;
   std::string action, actor, queue, ids, filter, reason, details;
   soci::indicator actor_ind{}, queue_ind{}, ids_ind{}, filter_ind{}, reason_ind{}, details_ind{};
-  std::string in_action = q.action.value_or(""), in_actor = q.actor.value_or(""),
-              in_queue = q.queue.value_or("");
 
-  soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
+  void exchange_into(soci::statement& s) {
     s.exchange(soci::into(id));
     s.exchange(soci::into(at));
     s.exchange(soci::into(actor, actor_ind));
@@ -90,21 +119,12 @@ std::vector<AuditEntry> AuditSql::list(const AuditQuery& q) {
     s.exchange(soci::into(filter, filter_ind));
     s.exchange(soci::into(reason, reason_ind));
     s.exchange(soci::into(details, details_ind));
-    if (q.action) s.exchange(soci::use(in_action, "action"));
-    if (q.actor) s.exchange(soci::use(in_actor, "actor"));
-    if (q.queue) s.exchange(soci::use(in_queue, "queue"));
-    if (q.since) s.exchange(soci::use(since, "since"));
-    if (q.until) s.exchange(soci::use(until, "until"));
-    if (q.before_id) s.exchange(soci::use(before, "before_id"));
-    s.exchange(soci::use(limit, "limit"));
-  });
-
-  auto text = [](soci::indicator ind, std::string& v) -> std::optional<std::string> {
-    if (ind != soci::i_ok) return std::nullopt;
-    return std::move(v);
-  };
-  std::vector<AuditEntry> out;
-  for_each_row(c_, st, [&] {
+  }
+  AuditEntry to_entry() {
+    auto text = [](soci::indicator ind, std::string& v) -> std::optional<std::string> {
+      if (ind != soci::i_ok) return std::nullopt;
+      return std::move(v);
+    };
     AuditEntry e;
     e.id = id;
     e.at = at;
@@ -115,9 +135,47 @@ std::vector<AuditEntry> AuditSql::list(const AuditQuery& q) {
     e.filter = text(filter_ind, filter);
     e.reason = text(reason_ind, reason);
     e.details = text(details_ind, details);
-    out.push_back(std::move(e));
+    return e;
+  }
+};
+
+}  // namespace
+
+std::vector<AuditEntry> AuditSql::list(const AuditQuery& q) {
+  AuditWhere where(q);
+  AuditRow row;
+  soci::statement st = prepare_call(c_, kSelectAudit + where.page_sql(), [&](soci::statement& s) {
+    row.exchange_into(s);
+    where.exchange(s);
   });
+  std::vector<AuditEntry> out;
+  for_each_row(c_, st, [&] { out.push_back(row.to_entry()); });
   return out;
+}
+
+std::vector<long long> AuditSql::ids(const AuditQuery& q) {
+  AuditWhere where(q);
+  long long id = 0;
+  soci::statement st =
+      prepare_call(c_, "SELECT id FROM audit_log" + where.page_sql(), [&](soci::statement& s) {
+        s.exchange(soci::into(id));
+        where.exchange(s);
+      });
+  std::vector<long long> out;
+  for_each_row(c_, st, [&] { out.push_back(id); });
+  return out;
+}
+
+std::optional<AuditEntry> AuditSql::find(long long id) {
+  long long in_id = id;
+  AuditRow row;
+  soci::statement st =
+      prepare_call(c_, std::string(kSelectAudit) + " WHERE id = :id", [&](soci::statement& s) {
+        row.exchange_into(s);
+        s.exchange(soci::use(in_id, "id"));
+      });
+  if (!run_once(c_, st)) return std::nullopt;
+  return row.to_entry();
 }
 
 }  // namespace dlq::store

@@ -2,6 +2,7 @@
 // its change or not at all), and the newest-first pages of GET /audit.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "store/store.hpp"
@@ -16,6 +17,8 @@ class AuditSql {
 
   void append(const AuditEntry& entry);
   std::vector<AuditEntry> list(const AuditQuery& q);
+  std::vector<long long> ids(const AuditQuery& q);  // the ids of list's page, in its order
+  std::optional<AuditEntry> find(long long id);
 
  private:
   Connection& c_;

@@ -3,6 +3,7 @@
 #include "store/claim_sql.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -40,26 +41,36 @@ struct ClaimFilter {
 };
 
 // PostgreSQL's claim, one statement: it sets everything a new attempt changes on the rows its
-// subquery locks (rows another transaction holds are skipped, never waited for).
+// subquery locks (rows another transaction holds are skipped, never waited for), and answers
+// them in claim order, the payloads past the claim's budget left out (withheld = 1), so that
+// neither libpq's result nor this thread ever holds a batch of large messages whole.
 struct ClaimInOne : ClaimFilter {
   MessageRow row;
   std::string token;
-  long long until = 0;
+  long long until = 0, budget = 0, withheld = 0;
   std::optional<std::string> worker;
 
   static std::string sql(const Dialect& d) {
-    return "UPDATE messages SET status = 'processing', lease_id = :token || '-' || id, "
-           "lease_expires_at = :until, worker = :worker, attempts = attempts + 1, "
-           "first_attempt_at = COALESCE(first_attempt_at, :now), last_attempt_at = :now, "
-           "updated_at = :now, status_at = :now "
+    // The first message's payload always; then each while the payloads so far fit the budget.
+    const std::string fits = "(n = 1 OR upto <= :budget)";
+    std::string columns = kColumns;
+    columns.replace(columns.find("payload"), 7, "CASE WHEN " + fits + " THEN payload ELSE '' END");
+    return "WITH claimed AS (UPDATE messages SET status = 'processing', "
+           "lease_id = :token || '-' || id, lease_expires_at = :until, worker = :worker, "
+           "attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, :now), "
+           "last_attempt_at = :now, updated_at = :now, status_at = :now "
            "WHERE id IN (" + claimable(d, "id") + d.for_update_skip_locked + ") RETURNING " +
-           kColumns;
+           kColumns + ") SELECT " + columns + ", CASE WHEN " + fits + " THEN 0 ELSE 1 END "
+           "FROM (SELECT *, row_number() OVER w AS n, SUM(octet_length(payload)) OVER w AS upto "
+           "FROM claimed WINDOW w AS (ORDER BY priority DESC, created_at, id)) ordered ORDER BY n";
   }
   void exchange(soci::statement& st, const Dialect&) {
     row.exchange_into(st);
+    st.exchange(soci::into(withheld));
     st.exchange(use(token, "token"));
     st.exchange(use(until, "until"));
     st.exchange(use(worker, "worker"));
+    st.exchange(use(budget, "budget"));
     exchange_filter(st);
   }
 };
@@ -124,6 +135,29 @@ void fill_filter(ClaimFilter& f, const ClaimParams& p) {
   }
 }
 
+// Tells, message by message in claim order, whether its payload still fits the claim's budget:
+// the first always does, then each while the payloads so far add up to at most the budget (so
+// once one does not, none after it does). PostgreSQL's claim computes the same in its SQL.
+class PayloadBudget {
+ public:
+  explicit PayloadBudget(std::size_t budget) : left_(budget) {}
+  bool fits(std::size_t bytes) {
+    const bool first = first_;
+    first_ = false;
+    if (!past_ && bytes <= left_) {
+      left_ -= bytes;
+      return true;
+    }
+    past_ = true;  // none after this one fits
+    return first;
+  }
+
+ private:
+  std::size_t left_;
+  bool first_ = true;
+  bool past_ = false;  // one did not fit: none after it does
+};
+
 }  // namespace
 
 std::vector<Message> ClaimSql::claim(const ClaimParams& p) {
@@ -134,12 +168,12 @@ std::vector<Message> ClaimSql::claim(const ClaimParams& p) {
   b.token = p.lease_token;
   b.until = p.lease_expires_at;
   b.worker = p.worker;
-  auto out = fetch_messages(c_, s.on(c_), b.row);
-  // RETURNING gives no order guarantee: restore the claim order.
-  std::sort(out.begin(), out.end(), [](const Message& a, const Message& b) {
-    if (a.priority != b.priority) return a.priority > b.priority;
-    if (a.created_at != b.created_at) return a.created_at < b.created_at;
-    return a.id < b.id;
+  b.budget = static_cast<long long>(
+      std::min<std::size_t>(p.payload_budget, std::numeric_limits<long long>::max()));
+  std::vector<Message> out;
+  for_each_row(c_, s.on(c_), [&] {
+    out.push_back(b.row.to_message());
+    out.back().payload_withheld = b.withheld != 0;
   });
   return out;
 }
@@ -150,7 +184,16 @@ std::vector<Message> ClaimSql::claim(const ClaimParams& p) {
 std::vector<Message> ClaimSql::claim_in_two_steps(const ClaimParams& p) {
   auto& select = kept_->select;
   fill_filter(select.binds(), p);
-  auto out = fetch_messages(c_, select.on(c_), select.binds().row);
+  // Row by row, so that payloads past the budget are never copied out of the row buffer.
+  MessageRow& row = select.binds().row;
+  PayloadBudget budget(p.payload_budget);
+  std::vector<Message> out;
+  for_each_row(c_, select.on(c_), [&] {
+    bool within = budget.fits(row.payload.size());
+    if (!within) row.payload.clear();
+    out.push_back(row.to_message());
+    out.back().payload_withheld = !within;
+  });
   if (out.empty()) return out;
   auto& mark = kept_->mark;
   auto& b = mark.binds();

@@ -35,6 +35,12 @@ struct DeadListParams {
   std::optional<MessageId> after_id;
 };
 
+// A dead message as a page holds it until its turn to be written (GET /dlq reads each then).
+struct DeadRef {
+  MessageId id = 0;
+  std::string queue;
+};
+
 // A batch action's matched set: ids in the order the action takes them (id order, or dead_at
 // order for a replay that keeps the order), counts per job type, the first few messages.
 struct DeadMatchParams {

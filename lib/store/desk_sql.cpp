@@ -85,6 +85,25 @@ std::vector<Message> DeskSql::dead_list(const DeadListParams& p) {
   return fetch_messages(c_, st, row);
 }
 
+std::vector<DeadRef> DeskSql::dead_refs(const DeadListParams& p) {
+  DeadWhere where{p.filter, p.after_id};
+  long long limit = p.limit;
+  long long id = 0;
+  std::string queue;
+  auto st = prepare_call(c_,
+                         "SELECT id, queue FROM messages" + where.sql(c_.dialect()) +
+                             " ORDER BY id LIMIT :limit",
+                         [&](soci::statement& s) {
+                           s.exchange(into(id));
+                           s.exchange(into(queue));
+                           where.exchange(s);
+                           s.exchange(use(limit, "limit"));
+                         });
+  std::vector<DeadRef> out;
+  for_each_row(c_, st, [&] { out.push_back({id, queue}); });
+  return out;
+}
+
 std::vector<std::pair<MessageId, std::optional<std::string>>> DeskSql::dead_ids(
     const DeadFilter& filter, bool dead_at_order) {
   DeadWhere where{filter, std::nullopt};

@@ -23,6 +23,7 @@ class DeskSql {
       : c_(c), messages_(messages), reads_(reads), runs_(runs), audit_(audit) {}
 
   std::vector<Message> dead_list(const DeadListParams& p);
+  std::vector<DeadRef> dead_refs(const DeadListParams& p);
   DeadMatch dead_match(const DeadMatchParams& p);
   void preview_save(const BatchPreview& p);
   Result<Confirmed> confirm(const ConfirmParams& p);

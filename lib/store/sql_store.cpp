@@ -230,12 +230,24 @@ awaitable<std::vector<AuditEntry>> SqlStore::audit_list(AuditQuery p) {
       [p = std::move(p)](EntitySql& sql) { return sql.audit.list(p); });
 }
 
+awaitable<std::vector<long long>> SqlStore::audit_ids(AuditQuery p) {
+  return read<std::vector<long long>>([p = std::move(p)](EntitySql& sql) { return sql.audit.ids(p); });
+}
+
+awaitable<std::optional<AuditEntry>> SqlStore::audit_find(long long id) {
+  return read<std::optional<AuditEntry>>([id](EntitySql& sql) { return sql.audit.find(id); });
+}
+
 awaitable<Purged> SqlStore::messages_purge(PurgeParams p) {
   return write<Purged>([p = std::move(p)](EntitySql& sql) { return sql.housekeeping.purge(p); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_dead(DeadListParams p) {
   return read<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_list(p); });
+}
+
+awaitable<std::vector<DeadRef>> SqlStore::messages_dead_refs(DeadListParams p) {
+  return read<std::vector<DeadRef>>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_refs(p); });
 }
 
 awaitable<DeadMatch> SqlStore::dead_match(DeadMatchParams p) {

@@ -58,8 +58,11 @@ class SqlStore final : public Store {
   awaitable<bool> ping() override;
   void subscribe_changes(ChangeCallback callback) override;
   awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) override;
+  awaitable<std::vector<long long>> audit_ids(AuditQuery p) override;
+  awaitable<std::optional<AuditEntry>> audit_find(long long id) override;
   awaitable<Purged> messages_purge(PurgeParams p) override;
   awaitable<std::vector<Message>> messages_dead(DeadListParams p) override;
+  awaitable<std::vector<DeadRef>> messages_dead_refs(DeadListParams p) override;
   awaitable<DeadMatch> dead_match(DeadMatchParams p) override;
   awaitable<bool> batch_preview_save(BatchPreview p) override;
   awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) override;

@@ -59,6 +59,10 @@ struct ClaimParams {
   std::string lease_token;  // 128 random bits, hex; each message's lease_id is token-id
   std::optional<std::string> worker;
   std::vector<std::string> job_types;  // empty: any
+  // The payloads that come back, in claim order: the first message's, then the next ones' while
+  // they add up to at most this many bytes. The messages after those come back without theirs
+  // (Message::payload_withheld), so a batch of large messages is never held whole.
+  std::size_t payload_budget = SIZE_MAX;
 };
 
 struct UpdateParams {
@@ -208,6 +212,10 @@ class Store {
 
   // Up to p.limit audit entries, newest first.
   virtual awaitable<std::vector<AuditEntry>> audit_list(AuditQuery p) = 0;
+  // The ids of the page audit_list would return, in its order (GET /audit reads each entry
+  // when its turn to be written comes, so an answer never holds the whole page).
+  virtual awaitable<std::vector<long long>> audit_ids(AuditQuery p) = 0;
+  virtual awaitable<std::optional<AuditEntry>> audit_find(long long id) = 0;
 
   // Deletes one batch of finished messages; none deleted writes no audit entry.
   virtual awaitable<Purged> messages_purge(PurgeParams p) = 0;
@@ -215,6 +223,8 @@ class Store {
   // The dead-letter desk (desk.hpp).
   // Dead messages matching the filter, in id order after `after_id`, at most `limit`.
   virtual awaitable<std::vector<Message>> messages_dead(DeadListParams p) = 0;
+  // The same page as ids and queues, for an answer that reads each message when its turn comes.
+  virtual awaitable<std::vector<DeadRef>> messages_dead_refs(DeadListParams p) = 0;
   virtual awaitable<DeadMatch> dead_match(DeadMatchParams p) = 0;
   virtual awaitable<bool> batch_preview_save(BatchPreview p) = 0;  // true once saved
   virtual awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) = 0;

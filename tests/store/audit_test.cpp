@@ -82,6 +82,19 @@ BOOST_AUTO_TEST_CASE(entries_page_newest_first_under_each_filter) {
   BOOST_REQUIRE_EQUAL(second.size(), 2u);
   BOOST_TEST(second[0].id < first[1].id);
 
+  // The same pages as ids (GET /audit fixes its page by them), and each entry found by its id.
+  page.before_id.reset();
+  std::vector<long long> ids;
+  for (const auto& e : first) ids.push_back(e.id);
+  BOOST_TEST(wait(store->audit_ids(page)) == ids, boost::test_tools::per_element());
+  auto found = wait(store->audit_find(first[0].id));
+  BOOST_REQUIRE(found.has_value());
+  BOOST_TEST(found->action == first[0].action);
+  BOOST_TEST((found->queue == first[0].queue));
+  BOOST_TEST(found->message_ids == first[0].message_ids, boost::test_tools::per_element());
+  BOOST_TEST((found->details == first[0].details));
+  BOOST_TEST(!wait(store->audit_find(first[0].id + 1000)).has_value());
+
   store::AuditQuery by_queue;
   by_queue.queue = "b";
   BOOST_TEST(wait(store->audit_list(by_queue)).size() == 1u);

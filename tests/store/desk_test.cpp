@@ -31,12 +31,20 @@ store::NewMessage of_type(std::optional<std::string> job_type) {
 }  // namespace
 
 struct DeskFixture : StoreFixture {
+  // The page's ids; its refs (GET /dlq's page fixed by ids) name the same messages and queues.
   Ids dead_ids(store::DeadFilter filter, int limit = 20, std::optional<MessageId> after = {}) {
     Ids out;
-    for (const auto& m : wait(store->messages_dead({std::move(filter), limit, after}))) {
+    std::vector<std::pair<MessageId, std::string>> expected;
+    for (const auto& m : wait(store->messages_dead({filter, limit, after}))) {
       BOOST_TEST(to_string(m.status) == "dead");
       out.push_back(m.id);
+      expected.emplace_back(m.id, m.queue);
     }
+    std::vector<std::pair<MessageId, std::string>> refs;
+    for (const auto& r : wait(store->messages_dead_refs({std::move(filter), limit, after}))) {
+      refs.emplace_back(r.id, r.queue);
+    }
+    BOOST_TEST((refs == expected));
     return out;
   }
 };

@@ -131,6 +131,49 @@ BOOST_AUTO_TEST_CASE(failed_acks_do_not_stop_the_claim_they_ride_with) {
   BOOST_TEST((*lost->lease_id == kSecondToken + "-" + std::to_string(stale.id)));
 }
 
+// A claim's payloads come back up to its budget, in claim order: the first message's always, then
+// the next ones' while they fit; from the first that does not, every later message comes back
+// without its payload, though claimed like the others.
+BOOST_AUTO_TEST_CASE(a_claim_withholds_the_payloads_past_its_budget_as_a_tail) {
+  std::vector<std::string> payloads{std::string(100, 'a'), std::string(100, 'b'),
+                                    std::string(300, 'c'), std::string(10, 'd')};
+  for (std::size_t i = 0; i < payloads.size(); ++i) {
+    insert("budget", payloads[i], T + static_cast<TimeMs>(i));
+  }
+  store::ClaimParams p;
+  p.queue = "budget";
+  p.now = T + 10;
+  p.max = 10;
+  p.lease_expires_at = T + 30010;
+  p.lease_token = kFirstToken;
+  p.payload_budget = 250;
+  auto out = wait(store->messages_claim(p));
+  BOOST_REQUIRE_EQUAL(out.size(), 4u);
+  BOOST_TEST(out[0].payload == payloads[0]);
+  BOOST_TEST(out[1].payload == payloads[1]);
+  BOOST_TEST(!out[0].payload_withheld);
+  BOOST_TEST(!out[1].payload_withheld);
+  for (std::size_t i = 2; i < out.size(); ++i) {
+    BOOST_TEST(out[i].payload_withheld);  // the 10 bytes of the last would fit: still withheld
+    BOOST_TEST(out[i].payload.empty());
+    auto stored = wait(store->message_find("budget", out[i].id));
+    BOOST_TEST(stored->payload == payloads[i]);
+    BOOST_TEST((stored->lease_id == out[i].lease_id));
+    BOOST_TEST(!stored->payload_withheld);
+  }
+
+  // The first message comes back whole even when it alone exceeds the budget.
+  insert("first", std::string(300, 'e'), T);
+  insert("first", std::string(1, 'f'), T + 1);
+  p.queue = "first";
+  p.payload_budget = 50;
+  out = wait(store->messages_claim(p));
+  BOOST_REQUIRE_EQUAL(out.size(), 2u);
+  BOOST_TEST(out[0].payload.size() == 300u);
+  BOOST_TEST(!out[0].payload_withheld);
+  BOOST_TEST(out[1].payload_withheld);
+}
+
 // Every status in one queue, each made at a time of the test's choosing; another queue apart.
 BOOST_AUTO_TEST_CASE(queue_stats_count_each_status_and_the_oldest_ready_and_dead) {
   // First the messages that pass through a claim (a due pending one would be claimed instead).
