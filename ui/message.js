@@ -1,14 +1,17 @@
 // Message detail: redacted payload, the attempt history as a timeline, replays, actions.
 import { h, dl, timeEl, badge, prettyPayload, bdi } from './dom.js';
 import { api } from './api.js';
-import { setTitle, navigate } from './app.js';
+import { setTitle, navigate, showError } from './app.js';
 import { replayOneDialog, dismissOneDialog } from './dialogs.js';
+
+// History entries per request: the first page, then each "Show more".
+const HISTORY_PAGE = 100;
 
 export async function renderMessage(main, ctx) {
   const [, queue, id] = ctx.match;
   setTitle(`Message #${id}`);
   const base = `/queues/${encodeURIComponent(queue)}/messages/${id}`;
-  const [m, hist] = await Promise.all([api('GET', base), api('GET', `${base}/attempts`)]);
+  const [m, hist] = await Promise.all([api('GET', base), api('GET', `${base}/attempts`, { query: { limit: HISTORY_PAGE } })]);
   if (!ctx.isCurrent()) return;
   const reload = () => navigate(`/m/${queue}/${id}`);
 
@@ -45,7 +48,7 @@ export async function renderMessage(main, ctx) {
       h('p', { class: 'muted' }, 'Secret fields are masked as "***" by the server.'),
       h('pre', { class: 'payload', id: 'msg-payload', tabindex: '0', 'aria-label': 'Payload' }, prettyPayload(m.payload)))));
 
-  main.append(h('section', { class: 'panel', 'aria-labelledby': 'tl-h' }, h('h2', { id: 'tl-h' }, `History (${hist.count})`), timeline(hist.attempts)));
+  main.append(historyPanel(base, hist, ctx));
 
   const runsBox = h('div', { id: 'msg-runs' }, h('p', { class: 'muted' }, 'Looking for batch runs…'));
   main.append(h('section', { class: 'panel', 'aria-labelledby': 'rp-h' }, h('h2', { id: 'rp-h' }, 'Replays'),
@@ -59,30 +62,67 @@ export async function renderMessage(main, ctx) {
   }, () => runsBox.replaceChildren(h('p', { class: 'muted' }, 'Batch runs could not be listed.')));
 }
 
-function timeline(attempts) {
-  if (!attempts.length) return h('p', { class: 'empty' }, 'No attempts yet.');
-  return h('ol', { class: 'timeline', id: 'timeline' }, attempts.map((a) => {
-    const kind = a.outcome || 'running';
-    const who = a.worker ? ['worker ', h('code', null, a.worker)] : a.actor ? ['by ', h('strong', { class: 'actor' }, a.actor)] : null;
-    let title;
-    if (kind === 'replayed') title = 'Replayed';
-    else if (kind === 'dismissed') title = 'Dismissed';
-    else if (kind === 'running') title = `Attempt ${a.attempt} — in progress (leased)`;
-    else title = `Attempt ${a.attempt} — ${kind.replace('_', ' ')}`;
-    return h('li', { class: ['tl-item', `tl-${kind}`], 'data-outcome': kind },
-      h('div', { class: 'tl-head' }, h('strong', null, title), ' ', who,
-        a.error_class ? [' ', badge(a.error_class, 'class')] : null),
-      h('div', { class: 'tl-time muted' },
-        a.claimed_at ? ['claimed ', timeEl(a.claimed_at)] : null,
-        a.claimed_at && a.finished_at ? ' → ' : null,
-        a.finished_at ? [a.claimed_at ? 'finished ' : '', timeEl(a.finished_at)] : null,
-        a.claimed_at && a.finished_at ? ` (${duration(a.claimed_at, a.finished_at)})` : null),
-      a.error ? h('p', { class: 'err' }, a.error) : null,
-      a.cause ? h('p', null, h('span', { class: 'label' }, 'Cause: '), bdi(a.cause)) : null,
-      a.reason ? h('p', null, h('span', { class: 'label' }, 'Reason: '), bdi(a.reason)) : null,
-      a.stack ? h('details', null, h('summary', null, 'Stack'), h('pre', { class: 'stack' }, a.stack)) : null,
-      a.previous_payload ? h('details', null, h('summary', null, 'Payload before the edit'), h('pre', { class: 'payload' }, prettyPayload(a.previous_payload))) : null);
-  }));
+// The history, a page at a time: "Show more" appends the next page (next_after: the entries
+// shown so far) until the server says there is none, so a long history never builds its DOM whole.
+function historyPanel(base, first, ctx) {
+  const heading = h('h2', { id: 'tl-h' });
+  const section = h('section', { class: 'panel', 'aria-labelledby': 'tl-h' }, heading);
+  if (!first.attempts.length) {
+    heading.textContent = 'History (0)';
+    section.append(h('p', { class: 'empty' }, 'No attempts yet.'));
+    return section;
+  }
+  const list = h('ol', { class: 'timeline', id: 'timeline' }, first.attempts.map(timelineItem));
+  let shown = first.count;
+  let next = first.next_after;
+  const more = h('button', { type: 'button', id: 'tl-more' }, 'Show more');
+  const update = () => {
+    const rest = next === null || next === undefined;
+    heading.textContent = `History (${shown}${rest ? '' : '+'})`;
+    more.hidden = rest;
+  };
+  more.addEventListener('click', async () => {
+    more.disabled = true;
+    try {
+      const page = await api('GET', `${base}/attempts`, { query: { limit: HISTORY_PAGE, after: next } });
+      if (!ctx.isCurrent()) return;
+      list.append(...page.attempts.map(timelineItem));
+      shown += page.count;
+      next = page.next_after;
+      update();
+    } catch (err) {
+      showError(err);
+    } finally {
+      more.disabled = false;
+    }
+  });
+  update();
+  section.append(list, h('p', { class: 'more' }, more));
+  return section;
+}
+
+function timelineItem(a) {
+  const kind = a.outcome || 'running';
+  const who = a.worker ? ['worker ', h('code', null, a.worker)] : a.actor ? ['by ', h('strong', { class: 'actor' }, a.actor)] : null;
+  let title;
+  if (kind === 'replayed') title = 'Replayed';
+  else if (kind === 'dismissed') title = 'Dismissed';
+  else if (kind === 'running') title = `Attempt ${a.attempt} — in progress (leased)`;
+  else if (a.count > 1) title = `Attempts ${a.attempt - a.count + 1}–${a.attempt} — ${kind.replace('_', ' ')} ${a.count} times`;
+  else title = `Attempt ${a.attempt} — ${kind.replace('_', ' ')}`;
+  return h('li', { class: ['tl-item', `tl-${kind}`], 'data-outcome': kind },
+    h('div', { class: 'tl-head' }, h('strong', null, title), ' ', who,
+      a.error_class ? [' ', badge(a.error_class, 'class')] : null),
+    h('div', { class: 'tl-time muted' },
+      a.claimed_at ? ['claimed ', timeEl(a.claimed_at)] : null,
+      a.claimed_at && a.finished_at ? ' → ' : null,
+      a.finished_at ? [a.claimed_at ? 'finished ' : '', timeEl(a.finished_at)] : null,
+      a.claimed_at && a.finished_at ? ` (${duration(a.claimed_at, a.finished_at)})` : null),
+    a.error ? h('p', { class: 'err' }, a.error) : null,
+    a.cause ? h('p', null, h('span', { class: 'label' }, 'Cause: '), bdi(a.cause)) : null,
+    a.reason ? h('p', null, h('span', { class: 'label' }, 'Reason: '), bdi(a.reason)) : null,
+    a.stack ? h('details', null, h('summary', null, 'Stack'), h('pre', { class: 'stack' }, a.stack)) : null,
+    a.previous_payload ? h('details', null, h('summary', null, 'Payload before the edit'), h('pre', { class: 'payload' }, prettyPayload(a.previous_payload))) : null);
 }
 
 function duration(a, b) {

@@ -29,7 +29,7 @@ Commands:
   ls --queue Q [--status S]              a queue's messages (--limit, --offset)
   ls --dead [FILTER]                     dead messages across queues (--limit, --after)
   show Q ID                              one message
-  attempts Q ID                          a message's attempt history
+  attempts Q ID                          a message's attempt history (--limit, --after)
   replay Q ID [--reason R] [--edit FILE|-] [--delay S] [--force] [--dry-run]
   replay --dead [FILTER] [--rate N] [--delay S] [--reason R] [--keep-order]
          [--acknowledge-side-effects] [--no-follow] [--dry-run] [--yes]
@@ -100,9 +100,10 @@ const FlagRow kFlags[] = {
      "replay even if the idempotency key already succeeded, or the message was dismissed"},
     {"dry-run", &Flags::dry_run, "show what would happen; change nothing"},
     {"yes,y", &Flags::yes, "do not ask for confirmation"},
-    {"limit", &Flags::limit, "page size (1-100)"},
+    {"limit", &Flags::limit, "page size (1-100; attempts: 1-1000)"},
     {"offset", &Flags::offset, "ls --queue: skip this many"},
-    {"after", &Flags::after, "keyset paging: the next_after_id of the previous page"},
+    {"after", &Flags::after,
+     "paging: the next_after_id of the previous page (attempts: its next_after)"},
     {"action", &Flags::action, "audit action"},
     {"actor", &Flags::actor, "audit actor (token name)"},
     {"idempotency-key", &Flags::idempotency_key, "enqueue: idempotency key"},
@@ -223,7 +224,7 @@ const CommandSpec& spec_for(const std::string& command, bool dead) {
       {"stats", {1, 1, {}}},
       {"ls", {0, 0, {"queue", "status", "limit", "offset"}}},
       {"show", {2, 2, {}}},
-      {"attempts", {2, 2, {}}},
+      {"attempts", {2, 2, {"limit", "after"}}},
       {"replay", {2, 2, {"reason", "edit", "delay", "force", "dry-run"}}},
       {"runs", {0, 0, {"limit", "after"}}},
       {"run", {1, 2, {}}},

@@ -27,9 +27,10 @@ const json::array& items(const json::value& answer, std::string_view key) {
   return answer.as_object().at(key).as_array();
 }
 
-// The "more: …" hint of a keyset page, on stderr so that stdout stays the table.
-void next_page_hint(Session& s, const json::value& answer) {
-  const json::value* next = answer.as_object().if_contains("next_after_id");
+// The "more: …" hint of a page, on stderr so that stdout stays the table: `key` is the member
+// that says where the next page starts (next_after_id, or the attempts' next_after).
+void next_page_hint(Session& s, const json::value& answer, std::string_view key = "next_after_id") {
+  const json::value* next = answer.as_object().if_contains(key);
   if (next && next->is_number()) s.err << "(more: --after " << json::serialize(*next) << ")\n";
 }
 
@@ -106,19 +107,26 @@ int show(Session& s, const std::string& queue, const std::string& id) {
   return kExitOk;
 }
 
-int attempts(Session& s, const std::string& queue, const std::string& id) {
-  json::value answer = s.call("GET", message_path(queue, id, "attempts"));
+int attempts(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
+  json::value answer = s.call("GET", message_path(queue, id, "attempts") +
+                                         Query().add("limit", f.limit).add("after", f.after).str());
   if (s.json) return s.print_json(answer), kExitOk;
   Table t({"#", "OUTCOME", "CLAIMED", "FINISHED", "WORKER/ACTOR", "ERROR CLASS", "ERROR/REASON"});
   for (const auto& a : items(answer, "attempts")) {
     std::string who = cell(a, "worker") != "-" ? cell(a, "worker") : cell(a, "actor");
     std::string why = cell(a, "error") != "-" ? cell(a, "error") : cell(a, "reason");
     std::string outcome = cell(a, "outcome") == "-" ? "(under way)" : cell(a, "outcome");
+    // A folded run of releases: "released x500".
+    const json::value* count = a.as_object().if_contains("count");
+    if (count && count->is_int64() && count->get_int64() > 1) {
+      outcome += " x" + std::to_string(count->get_int64());
+    }
     t.row({cell(a, "attempt"), outcome, cell(a, "claimed_at"), cell(a, "finished_at"), who,
            cell(a, "error_class"), shorten(why, 60)});
   }
-  if (t.empty()) s.out << "no attempts yet\n";
+  if (t.empty()) s.out << (f.after.value_or(0) > 0 ? "no more attempts\n" : "no attempts yet\n");
   else t.print(s.out);
+  next_page_hint(s, answer, "next_after");
   return kExitOk;
 }
 
@@ -189,7 +197,7 @@ int run_view_command(Session& s, const Invocation& inv) {
   if (c == "stats") return stats(s, a.at(0));
   if (c == "ls") return inv.flags.dead ? list_dead(s, inv.flags) : list_queue(s, inv.flags);
   if (c == "show") return show(s, a.at(0), a.at(1));
-  if (c == "attempts") return attempts(s, a.at(0), a.at(1));
+  if (c == "attempts") return attempts(s, a.at(0), a.at(1), inv.flags);
   if (c == "runs") return runs(s, inv.flags);
   if (c == "run") return run(s, a.at(0));
   if (c == "audit") return audit(s, inv.flags);

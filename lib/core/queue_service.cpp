@@ -2,6 +2,8 @@
 // (the scheduler) and for subscribers (events).
 #include "core/queue_service.hpp"
 
+#include <algorithm>
+
 #include "core/audit.hpp"
 #include "core/lease_tokens.hpp"
 #include "model/logging.hpp"
@@ -291,10 +293,15 @@ awaitable<Result<Message>> QueueService::release(const RequestContext& ctx, std:
   std::optional<TimeMs> due =
       delay_ms > 0 ? std::optional<TimeMs>(ctx.now + delay_ms) : std::nullopt;
   store::Decide decide = [lease_id = std::move(lease_id), due, now = ctx.now](
-                             const Message& m, const store::Related&) {
-    return core::release(m, lease_id, due, now);
+                             const Message& m, const store::Related& related) {
+    return core::release(m, related, lease_id, due, now);
   };
-  auto result = co_await update(std::move(queue), id, std::move(decide));
+  store::UpdateParams params;
+  params.queue = std::move(queue);
+  params.id = id;
+  params.decide = std::move(decide);
+  params.load_last_entry = true;  // a release folds into a release before it
+  auto result = co_await store_.message_update(std::move(params));
   if (result) scheduler_.changed(*result, ctx.now);
   co_return result;
 }
@@ -312,22 +319,31 @@ awaitable<Result<Message>> QueueService::dismiss(const RequestContext& ctx, std:
   co_return result;
 }
 
-awaitable<Result<std::vector<AttemptRecord>>> QueueService::attempts(const RequestContext&,
-                                                                     std::string queue,
-                                                                     MessageId id) {
-  auto history = co_await store_.message_history(std::move(queue), id);
+awaitable<Result<HistoryView>> QueueService::attempts(const RequestContext&, std::string queue,
+                                                      MessageId id, store::HistoryPage page) {
+  auto history = co_await store_.message_history(std::move(queue), id, page);
   if (!history) co_return Error(Errc::message_not_found, "message not found");
-  if (history->message.status == Status::processing) {
-    // The attempt under way: claimed, not finished.
-    AttemptRecord current;
+  HistoryView view;
+  view.entries = std::move(history->attempts);
+  // Positions count from 0; the attempt under way stands after every stored entry. An entry
+  // stored between the count and the page's read must not hide one the page does hold.
+  const long long shown = static_cast<long long>(view.entries.size());
+  const long long stored =
+      shown > 0 ? std::max(history->stored, page.after + shown) : history->stored;
+  const bool under_way = history->message.status == Status::processing;
+  if (under_way && page.after <= stored && stored < page.after + page.limit) {
+    AttemptRecord current;  // claimed, not finished
     current.message_id = id;
     current.attempt = history->message.attempts;
     current.claimed_at = history->message.last_attempt_at;
     current.worker = history->message.worker;
     current.under_way = true;
-    history->attempts.push_back(std::move(current));
+    view.entries.push_back(std::move(current));
   }
-  co_return std::move(history->attempts);
+  const long long total = stored + (under_way ? 1 : 0);
+  const long long end = page.after + static_cast<long long>(view.entries.size());
+  if (end < total) view.next_after = end;
+  co_return view;
 }
 
 awaitable<std::vector<long long>> QueueService::audit_ids(const RequestContext&,

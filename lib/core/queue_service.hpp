@@ -53,6 +53,13 @@ struct ClaimOutcome {
   bool client_gone = false;
 };
 
+// A page of a message's history (GET .../attempts).
+struct HistoryView {
+  std::vector<AttemptRecord> entries;  // oldest first
+  // The position of the page's last entry (entries to skip for the next page); none at the end.
+  std::optional<long long> next_after;
+};
+
 class QueueService {
  public:
   QueueService(boost::asio::any_io_executor executor, store::Store& store, const Config& config,
@@ -102,9 +109,10 @@ class QueueService {
                                      std::string lease_id, TimeMs delay_ms);
   awaitable<Result<Message>> dismiss(const RequestContext& ctx, std::string queue, MessageId id,
                                      std::optional<std::string> reason);
-  // The whole history, oldest first; a message being processed ends with its attempt under way.
-  awaitable<Result<std::vector<AttemptRecord>>> attempts(const RequestContext& ctx,
-                                                         std::string queue, MessageId id);
+  // A page of the history, oldest first; a message being processed ends with its attempt under
+  // way, on the last page.
+  awaitable<Result<HistoryView>> attempts(const RequestContext& ctx, std::string queue,
+                                          MessageId id, store::HistoryPage page);
   // The audit log, newest first (GET /audit): the ids of a page, and one entry by id (none: no
   // longer stored), for an answer that reads each entry when its turn to be written comes.
   awaitable<std::vector<long long>> audit_ids(const RequestContext& ctx, store::AuditQuery query);

@@ -230,6 +230,14 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
   return errors;
 }
 
+FieldErrors decode_attempts(const QueryParams& query, store::HistoryPage& out) {
+  FieldErrors errors;
+  out.limit = query_integer(query, "limit", "limit", 1, kMaxHistoryPage, errors)
+                  .value_or(kMaxHistoryPage);
+  out.after = query_integer(query, "after", "after", 0, 999999999999999999LL, errors).value_or(0);
+  return errors;
+}
+
 FieldErrors decode_purge(const QueryParams& query, PurgeRequest& out) {
   FieldErrors errors;
   const std::string* status = query_value(query, "status");

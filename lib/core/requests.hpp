@@ -69,6 +69,11 @@ struct AckRequest {
 FieldErrors decode_ack_items(const boost::json::object& body, AckRequest& out);
 
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
+
+// GET .../attempts: `limit` 1..kMaxHistoryPage (default kMaxHistoryPage), `after` (entries to
+// skip) from 0.
+inline constexpr long long kMaxHistoryPage = 1000;
+FieldErrors decode_attempts(const QueryParams& query, store::HistoryPage& out);
 // DELETE /queues/{queue}/messages: status (succeeded, dead or dismissed; required), before.
 struct PurgeRequest {
   Status status = Status::succeeded;

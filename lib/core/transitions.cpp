@@ -177,13 +177,25 @@ Result<store::Change> extend(const Message& m, const std::string& lease_id, Time
   return c;
 }
 
-Result<store::Change> release(const Message& m, const std::string& lease_id,
-                              std::optional<TimeMs> due_at, TimeMs now) {
+Result<store::Change> release(const Message& m, const store::Related& related,
+                              const std::string& lease_id, std::optional<TimeMs> due_at,
+                              TimeMs now) {
   if (auto e = check_lease(m, lease_id)) return *e;
   if (m.status != Status::processing) {
     return Error(Errc::invalid_state, "only processing messages can be released");
   }
-  store::Change c{m, {finished_attempt(m, AttemptOutcome::released, now)}, std::nullopt};
+  AttemptRecord entry = finished_attempt(m, AttemptOutcome::released, now);
+  // A release right after a release joins its entry: a loop of claims and releases (a worker
+  // that keeps giving back what it cannot run yet) is one entry, not one per turn. A new life
+  // begins with a `replayed` entry, so a latest entry that is `released` belongs to this life.
+  const auto& last = related.last_entry;
+  bool fold = last && last->outcome == AttemptOutcome::released;
+  if (fold) {
+    entry.claimed_at = last->claimed_at;
+    entry.count = last->count + 1;
+  }
+  store::Change c{m, {std::move(entry)}, std::nullopt};
+  c.fold = fold;
   end_lease(c.next);
   enter(c.next, Status::pending, now);
   c.next.retry_after = due_at;

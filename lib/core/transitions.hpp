@@ -47,8 +47,11 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
                              const ReplayInput& in, TimeMs now);
 Result<store::Change> extend(const Message& m, const std::string& lease_id, TimeMs expires_at,
                              const std::optional<std::string>& checkpoint, TimeMs now);
-Result<store::Change> release(const Message& m, const std::string& lease_id,
-                              std::optional<TimeMs> due_at, TimeMs now);
+// `related.last_entry`: the message's latest history entry; a `released` one is folded into
+// (its count grows, its claimed_at stays, the rest is this release's) instead of adding another.
+Result<store::Change> release(const Message& m, const store::Related& related,
+                              const std::string& lease_id, std::optional<TimeMs> due_at,
+                              TimeMs now);
 Result<store::Change> dismiss(const Message& m, const std::optional<std::string>& reason,
                               const std::optional<std::string>& actor, TimeMs now);
 // The reaper's transition for a processing message whose lease ran out.

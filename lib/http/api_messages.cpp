@@ -311,15 +311,21 @@ MessageHandlers::R MessageHandlers::attempts(const Request& req, const RouteMatc
   std::string queue;
   MessageId id = 0;
   if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
-  auto history =
-      co_await service_.attempts(request_context(config_, service_.clock(), req), queue, id);
+  store::HistoryPage page;
+  FieldErrors errors = core::decode_attempts(req.query, page);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  auto history = co_await service_.attempts(request_context(config_, service_.clock(), req),
+                                            std::move(queue), id, page);
   if (!history) co_return problem_from_error(context(config_, req), history.error());
   json::array items;
-  for (const auto& a : *history) items.push_back(attempt_json(a, service_.redactor()));
+  items.reserve(history->entries.size());
+  for (const auto& a : history->entries) items.push_back(attempt_json(a, service_.redactor()));
   json::object body;
   std::size_t count = items.size();
   body["attempts"] = std::move(items);
   body["count"] = count;
+  body["next_after"] =
+      history->next_after ? json::value(*history->next_after) : json::value(nullptr);
   co_return json_response(200, body);
 }
 

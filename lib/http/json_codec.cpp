@@ -168,6 +168,7 @@ json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor
   } else {
     o["previous_payload"] = nullptr;
   }
+  o["count"] = a.count;
   return o;
 }
 

@@ -85,6 +85,10 @@ struct AttemptRecord {
   std::optional<std::string> actor;
   std::optional<std::string> reason;
   std::optional<std::string> previous_payload;
+  // The releases this entry stands for: a release that follows a `released` entry updates that
+  // entry instead of adding one (docs/api-decisions.md, "Attempt history"). 1 for every other
+  // entry.
+  int count = 1;
   // The attempt in progress (claimed, not finished): no outcome and no finish time yet. Never
   // stored; the history view appends it.
   bool under_way = false;

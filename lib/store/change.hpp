@@ -17,6 +17,9 @@ namespace dlq::store {
 struct Related {
   // Statuses of the other messages of this queue that share the message's idempotency key.
   std::vector<Status> key_holders;
+  // The message's latest history entry, when the update asked for it (a release folds into a
+  // release before it).
+  std::optional<AttemptRecord> last_entry;
 };
 
 // The outcome of a read-modify-write: the message as it must become, plus history to append,
@@ -28,6 +31,9 @@ struct Change {
   // Nothing to write: the request repeats a change already made (an ack resent under the lease
   // the message succeeded with). The store writes nothing and answers the message as it is.
   bool unchanged = false;
+  // The first entry of `history` takes the place of the message's latest entry (Related's
+  // last_entry) instead of being added: a folded release.
+  bool fold = false;
 };
 
 using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;

@@ -75,17 +75,32 @@ struct FindMessage {
   }
 };
 
-// A message's history entries, oldest first.
+// A page of a message's history entries, oldest first.
 struct SelectAttempts {
   AttemptRow attempt;
-  long long id = 0;
+  long long id = 0, limit = 0, offset = 0;
 
   static std::string sql(const Dialect&) {
     return std::string("SELECT ") + AttemptRow::kColumns +
-           " FROM attempts WHERE message_id = :id ORDER BY id";
+           " FROM attempts WHERE message_id = :id ORDER BY id LIMIT :limit OFFSET :offset";
   }
   void exchange(soci::statement& st, const Dialect&) {
     attempt.exchange_into(st);
+    st.exchange(use(id, "id"));
+    st.exchange(use(limit, "limit"));
+    st.exchange(use(offset, "offset"));
+  }
+};
+
+// How many history entries a message has (read from the index on (message_id, id)).
+struct CountAttempts {
+  long long count = 0, id = 0;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT COUNT(*) FROM attempts WHERE message_id = :id";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(count));
     st.exchange(use(id, "id"));
   }
 };
@@ -125,6 +140,7 @@ struct MessageReads::Statements {
   Prepared<ListIds<true>> ids_by_status;
   Prepared<FindMessage> find;
   Prepared<SelectAttempts> attempts;
+  Prepared<CountAttempts> count_attempts;
   Prepared<NextDue> next_due;
   Prepared<NextLeaseExpiry> next_lease;
 };
@@ -177,18 +193,24 @@ std::optional<std::string> MessageReads::queue_of(MessageId id) {
   return queue;
 }
 
-std::vector<AttemptRecord> MessageReads::attempts(MessageId id) {
+std::vector<AttemptRecord> MessageReads::attempts(MessageId id, const HistoryPage& page) {
   auto& s = kept_->attempts;
   s.binds().id = id;
+  s.binds().limit = page.limit;
+  s.binds().offset = page.after;
   std::vector<AttemptRecord> out;
   for_each_row(c_, s.on(c_), [&] { out.push_back(s.binds().attempt.to_record()); });
   return out;
 }
 
-std::optional<MessageHistory> MessageReads::history(const std::string& queue, MessageId id) {
+std::optional<MessageHistory> MessageReads::history(const std::string& queue, MessageId id,
+                                                    const HistoryPage& page) {
   auto found = find(queue, id);
   if (!found) return std::nullopt;
-  return MessageHistory{std::move(*found), attempts(id)};
+  auto& count = kept_->count_attempts;
+  count.binds().id = id;
+  run_once(c_, count.on(c_));
+  return MessageHistory{std::move(*found), attempts(id, page), count.binds().count};
 }
 
 Schedule MessageReads::schedule(TimeMs now) {

@@ -25,8 +25,12 @@ class MessageReads {
   std::vector<MessageId> list_ids(const ListParams& p);
   std::optional<Message> find(const std::string& queue, MessageId id);
   std::optional<std::string> queue_of(MessageId id);
-  std::vector<AttemptRecord> attempts(MessageId id);
-  std::optional<MessageHistory> history(const std::string& queue, MessageId id);
+  std::vector<AttemptRecord> attempts(MessageId id, const HistoryPage& page);
+  // The message, a page of its history and how many entries it has; none when the id is not in
+  // `queue`. Three statements, no snapshot: an entry added between them shows up in the count or
+  // on a later page.
+  std::optional<MessageHistory> history(const std::string& queue, MessageId id,
+                                        const HistoryPage& page);
   Schedule schedule(TimeMs now);
 
  private:

@@ -25,13 +25,13 @@ const char* const MessageUpdateRow::kSql =
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
-    "error_class, stack, cause, actor, reason, previous_payload) VALUES (:message_id, :attempt, "
-    ":outcome, :claimed_at, :finished_at, :attempt_worker, :error, :attempt_error_class, :stack, "
-    ":cause, :actor, :reason, :previous_payload)";
+    "error_class, stack, cause, actor, reason, previous_payload, count) VALUES (:message_id, "
+    ":attempt, :outcome, :claimed_at, :finished_at, :attempt_worker, :error, :attempt_error_class, "
+    ":stack, :cause, :actor, :reason, :previous_payload, :attempt_count)";
 
 const char* const AttemptRow::kColumns =
     "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
-    "cause, actor, reason, previous_payload";
+    "cause, actor, reason, previous_payload, count";
 namespace {
 
 template <class T>
@@ -181,6 +181,7 @@ void AttemptRow::exchange_into(soci::statement& st) {
   st.exchange(into(actor));
   st.exchange(into(reason));
   st.exchange(into(previous_payload));
+  st.exchange(into(count));
 }
 
 void AttemptRow::exchange_use(soci::statement& st) {
@@ -198,6 +199,7 @@ void AttemptRow::exchange_use(soci::statement& st) {
   st.exchange(use(actor, "actor"));
   st.exchange(use(reason, "reason"));
   st.exchange(use(previous_payload, "previous_payload"));
+  st.exchange(use(count, "attempt_count"));
 }
 
 void AttemptRow::assign(const AttemptRecord& a) {
@@ -214,6 +216,7 @@ void AttemptRow::assign(const AttemptRecord& a) {
   actor = a.actor;
   reason = a.reason;
   previous_payload = a.previous_payload;
+  count = a.count;
 }
 
 AttemptRecord AttemptRow::to_record() const {
@@ -231,6 +234,7 @@ AttemptRecord AttemptRow::to_record() const {
   a.actor = actor;
   a.reason = reason;
   a.previous_payload = previous_payload;
+  a.count = static_cast<int>(count);
   return a;
 }
 

@@ -108,6 +108,7 @@ struct AttemptRow {
   std::optional<std::string> actor;
   std::optional<std::string> reason;
   std::optional<std::string> previous_payload;
+  long long count = 1;
 
   void exchange_into(soci::statement& st);
   void exchange_use(soci::statement& st);

@@ -3,6 +3,7 @@
 #include "store/message_sql.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -158,6 +159,44 @@ struct InsertAttempt {
   void exchange(soci::statement& st, const Dialect&) { attempt.exchange_use(st); }
 };
 
+// A message's latest history entry, with its row id (read under the message's lock).
+struct LastAttempt {
+  long long entry_id = 0;
+  AttemptRow attempt;
+  long long message_id = 0;
+
+  static std::string sql(const Dialect&) {
+    return std::string("SELECT id, ") + AttemptRow::kColumns +
+           " FROM attempts WHERE message_id = :message_id ORDER BY id DESC LIMIT 1";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(entry_id));
+    attempt.exchange_into(st);
+    st.exchange(use(message_id, "message_id"));
+  }
+};
+
+// A folded release: the entry it joins takes the latest attempt's number, finish and worker and
+// the new count (its claimed_at stays the first one's; core::release decides all four).
+struct FoldAttempt {
+  long long entry_id = 0, attempt = 0, finished_at = 0, count = 0;
+  std::optional<long long> claimed_at;
+  std::optional<std::string> worker;
+
+  static std::string sql(const Dialect&) {
+    return "UPDATE attempts SET attempt = :attempt, claimed_at = :claimed_at, "
+           "finished_at = :finished_at, worker = :worker, count = :count WHERE id = :entry_id";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(attempt, "attempt"));
+    st.exchange(use(claimed_at, "claimed_at"));
+    st.exchange(use(finished_at, "finished_at"));
+    st.exchange(use(worker, "worker"));
+    st.exchange(use(count, "count"));
+    st.exchange(use(entry_id, "entry_id"));
+  }
+};
+
 // Processing messages whose lease expired, oldest expiry first; PostgreSQL skips those another
 // node is reaping.
 struct SelectExpired {
@@ -207,6 +246,8 @@ struct MessageSql::Statements {
   Prepared<UpdateMessage> update;
   Prepared<UpdateWithAttempt> update_with_attempt;
   Prepared<InsertAttempt> insert_attempt;
+  Prepared<LastAttempt> last_attempt;
+  Prepared<FoldAttempt> fold_attempt;
   Prepared<SelectExpired> expired;
 };
 
@@ -329,6 +370,25 @@ void MessageSql::append_history(const std::vector<AttemptRecord>& history) {
   }
 }
 
+std::optional<std::pair<long long, AttemptRecord>> MessageSql::last_entry(MessageId id) {
+  auto& s = kept_->last_attempt;
+  s.binds().message_id = id;
+  if (!run_once(c_, s.on(c_))) return std::nullopt;
+  return std::pair{s.binds().entry_id, s.binds().attempt.to_record()};
+}
+
+void MessageSql::fold_into(long long entry_id, const AttemptRecord& a) {
+  auto& s = kept_->fold_attempt;
+  auto& b = s.binds();
+  b.entry_id = entry_id;
+  b.attempt = a.attempt;
+  b.claimed_at = a.claimed_at;
+  b.finished_at = a.finished_at;
+  b.worker = a.worker;
+  b.count = a.count;
+  run_once(c_, s.on(c_));
+}
+
 std::vector<Status> MessageSql::other_key_holders(const Message& m) {
   auto& s = kept_->key_holders;
   auto& b = s.binds();
@@ -351,10 +411,20 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
 
   Related related;
   if (p.load_key_holders && current.idempotency_key) related.key_holders = other_key_holders(current);
+  std::optional<long long> last_entry_id;
+  if (p.load_last_entry) {
+    if (auto last = last_entry(current.id)) {
+      last_entry_id = last->first;
+      related.last_entry = std::move(last->second);
+    }
+  }
 
   auto change = p.decide(current, related);
   if (!change) return change.error();
   if (p.dry_run || change->unchanged) return std::move(change->next);
+  if (change->fold && (!last_entry_id || change->history.empty())) {
+    throw std::logic_error("a history fold without the entry it folds into");
+  }
   // The key holders were read without a lock on rows that did not exist yet: another node may
   // have put the key in flight since. The partial unique index has the last word; a savepoint
   // keeps its refusal from aborting the whole (group) transaction.
@@ -363,7 +433,8 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
                    (next.status == Status::pending || next.status == Status::processing);
   // PostgreSQL: the usual single history entry rides in the UPDATE's statement (one round
   // trip fewer per succeed or fail).
-  bool with_history = c_.dialect().combines_statements && change->history.size() == 1;
+  bool with_history =
+      c_.dialect().combines_statements && change->history.size() == 1 && !change->fold;
   if (guard_key) c_.execute("SAVEPOINT key_guard");
   try {
     if (with_history) {
@@ -379,7 +450,12 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
                  "another message with this idempotency key is already in flight");
   }
   if (guard_key) c_.execute("RELEASE SAVEPOINT key_guard");
-  if (!with_history) append_history(change->history);
+  if (change->fold) {
+    fold_into(*last_entry_id, change->history.front());
+    append_history({change->history.begin() + 1, change->history.end()});
+  } else if (!with_history) {
+    append_history(change->history);
+  }
   if (change->audit) audit_.append(*change->audit);
   note_due(next);
   note_death(current.status, next);

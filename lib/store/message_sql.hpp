@@ -50,6 +50,9 @@ class MessageSql {
   // PostgreSQL: write() and one history entry in one statement.
   void write_with_history(const Message& m, const AttemptRecord& a);
   void append_history(const std::vector<AttemptRecord>& history);
+  // The message's latest history entry and its row id; fold_into rewrites that row.
+  std::optional<std::pair<long long, AttemptRecord>> last_entry(MessageId id);
+  void fold_into(long long entry_id, const AttemptRecord& a);
   std::vector<Status> other_key_holders(const Message& m);
 
   void note_due(const Message& m);

@@ -197,10 +197,11 @@ awaitable<std::vector<Message>> SqlStore::messages_reap_expired(ReapParams p) {
   return write<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.messages.reap(p); });
 }
 
-awaitable<std::optional<MessageHistory>> SqlStore::message_history(std::string queue,
-                                                                   MessageId id) {
-  return read<std::optional<MessageHistory>>(
-      [queue = std::move(queue), id](EntitySql& sql) { return sql.reads.history(queue, id); });
+awaitable<std::optional<MessageHistory>> SqlStore::message_history(std::string queue, MessageId id,
+                                                                   HistoryPage page) {
+  return read<std::optional<MessageHistory>>([queue = std::move(queue), id, page](EntitySql& sql) {
+    return sql.reads.history(queue, id, page);
+  });
 }
 
 awaitable<Schedule> SqlStore::schedule_peek(TimeMs now) {

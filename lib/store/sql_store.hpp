@@ -48,8 +48,8 @@ class SqlStore final : public Store {
   awaitable<AckAndClaim> messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                 ClaimParams claim) override;
   awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
-  awaitable<std::optional<MessageHistory>> message_history(std::string queue,
-                                                           MessageId id) override;
+  awaitable<std::optional<MessageHistory>> message_history(std::string queue, MessageId id,
+                                                           HistoryPage page = {}) override;
   awaitable<Schedule> schedule_peek(TimeMs now) override;
   awaitable<std::vector<long long>> dead_hourly(std::optional<std::string> queue,
                                                 TimeMs from_hour, int hours) override;

@@ -71,6 +71,7 @@ struct UpdateParams {
   Decide decide;  // called inside the transaction, with the row locked
   bool load_key_holders = false;
   bool dry_run = false;  // compute and return the result, write nothing
+  bool load_last_entry = false;  // Related::last_entry (a release, which may fold into it)
 };
 
 // Acknowledgements and a claim, applied in one transaction (http-api B6, claim with `ack`).
@@ -137,10 +138,17 @@ struct Purged {
   long long total = 0;
 };
 
-// A message and its history, read together.
+// A page of a message's history: skip `after` entries, then at most `limit`.
+struct HistoryPage {
+  long long after = 0;
+  long long limit = 1000;
+};
+
+// A message and a page of its history, read together.
 struct MessageHistory {
   Message message;
-  std::vector<AttemptRecord> attempts;  // oldest first
+  std::vector<AttemptRecord> attempts;  // the page, oldest first
+  long long stored = 0;                 // entries stored in all (the attempt under way is not)
 };
 
 // Leadership among the nodes that share one database: called with true when this node became
@@ -196,9 +204,9 @@ class Store {
                                                         ClaimParams claim) = 0;
   // Applies `decide` to processing messages whose lease expired at or before `now`.
   virtual awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) = 0;
-  // The message and its whole history in one read; none when the id is not in `queue`.
-  virtual awaitable<std::optional<MessageHistory>> message_history(std::string queue,
-                                                                   MessageId id) = 0;
+  // The message and a page of its history in one read; none when the id is not in `queue`.
+  virtual awaitable<std::optional<MessageHistory>> message_history(std::string queue, MessageId id,
+                                                                   HistoryPage page = {}) = 0;
   virtual awaitable<Schedule> schedule_peek(TimeMs now) = 0;
   // Every queue that has messages (queue empty), or just `queue` (zeros when it has none).
   virtual awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,

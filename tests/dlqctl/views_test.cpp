@@ -73,6 +73,48 @@ BOOST_AUTO_TEST_CASE(ls_queue_show_attempts) {
   BOOST_TEST(json::parse(r.out).at("count").as_int64() == 1);
 }
 
+// Issue 31, item 5: the history is paged (--limit, --after) with the server's next_after as the
+// hint, and a folded run of releases shows its count.
+BOOST_AUTO_TEST_CASE(attempts_pages_with_limit_and_after) {
+  std::string q = unique_name("ctlhist");
+  auto& c = setup_client();
+  auto res = c.post("/queues/" + q + "/messages",
+                    json::object{{"payload", "x"}, {"max_retries", 5}}, admin_headers());
+  BOOST_REQUIRE_EQUAL(res.status, 201);
+  std::string path = "/queues/" + q + "/messages/" + std::to_string(res.json().at("id").as_int64());
+  auto turn = [&](const std::string& action, json::object body) {
+    auto claimed = c.post("/queues/" + q + "/claim", json::object{}, admin_headers());
+    BOOST_REQUIRE_EQUAL(claimed.status, 200);
+    body["lease_id"] = str(claimed.json().at("message"), "lease_id");
+    BOOST_REQUIRE_EQUAL(c.post(path + "/" + action, body, admin_headers()).status, 200);
+  };
+  turn("fail", {{"error", "first"}, {"retry_in", 0}});
+  turn("fail", {{"error", "second"}, {"retry_in", 0}});
+  turn("release", {});
+  turn("release", {});  // folded into the one before
+  std::string id = path.substr(path.rfind('/') + 1);
+
+  auto r = dlqctl({"attempts", q, id, "--limit", "2"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("first") != std::string::npos);
+  BOOST_TEST(r.out.find("second") != std::string::npos);
+  BOOST_TEST(r.out.find("released") == std::string::npos);
+  BOOST_TEST(r.err.find("(more: --after 2)") != std::string::npos);
+  r = dlqctl({"attempts", q, id, "--limit", "2", "--after", "2"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("released x2") != std::string::npos);
+  BOOST_TEST(r.out.find("first") == std::string::npos);
+  BOOST_TEST(r.err.find("more:") == std::string::npos);
+  r = dlqctl({"attempts", q, id, "--json", "--limit", "1", "--after", "1"});
+  REQUIRE_EXIT(r, 0);
+  json::value page = json::parse(r.out);
+  BOOST_TEST(page.at("count").as_int64() == 1);
+  BOOST_TEST(page.at("next_after").as_int64() == 2);
+  r = dlqctl({"attempts", q, id, "--limit", "1001"});
+  REQUIRE_EXIT(r, 1);
+  BOOST_TEST(r.err.find("limit:") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(ls_dead_filters) {
   std::string q = unique_name("ctldead");
   auto a = make_dead(q, "a", "email", "timeout");

@@ -33,8 +33,23 @@ store::UpdateParams release(const std::string& queue, const Message& claimed, Ti
   store::UpdateParams p;
   p.queue = queue;
   p.id = claimed.id;
-  p.decide = [lease = *claimed.lease_id, now](const Message& m, const store::Related&) {
-    return core::release(m, lease, std::nullopt, now);
+  p.decide = [lease = *claimed.lease_id, now](const Message& m, const store::Related& related) {
+    return core::release(m, related, lease, std::nullopt, now);
+  };
+  p.load_last_entry = true;  // as QueueService::release asks
+  return p;
+}
+
+// Fails a claimed message (retryable, due again at once).
+store::UpdateParams fail(const std::string& queue, const Message& claimed, TimeMs now) {
+  store::UpdateParams p;
+  p.queue = queue;
+  p.id = claimed.id;
+  p.decide = [lease = claimed.lease_id, now](const Message& m, const store::Related&) {
+    core::FailInput in;
+    in.lease_id = lease;
+    in.retry_in_seconds = 0;
+    return core::fail(m, in, QueuePolicy{}, now, [] { return 0.0; });
   };
   return p;
 }
@@ -284,6 +299,54 @@ BOOST_AUTO_TEST_CASE(write_stats_grow_with_writes_and_their_histograms_agree) {
   BOOST_TEST(s.handback_seconds.count() == s.operations);
   BOOST_TEST(s.commit_seconds.sum_seconds > 0.0);
   BOOST_TEST(s.statements_seconds.sum_seconds > 0.0);
+}
+
+// Issue 31, item 5: a release after a release updates its entry (count, the latest attempt,
+// finish and worker, the first claim time); any other entry ends the run, and the next release
+// starts a new one. A page of the history skips `after` entries and says how many are stored.
+BOOST_AUTO_TEST_CASE(releases_fold_into_one_history_entry_until_another_entry_comes) {
+  Message m = insert("q", "x", T);
+  for (int i = 0; i < 3; ++i) {
+    store::ClaimParams p;
+    p.queue = "q";
+    p.now = T + 10 * i;
+    p.lease_expires_at = p.now + 30000;
+    p.lease_token = kFirstToken;
+    p.worker = "worker-" + std::to_string(i);
+    auto held = wait(store->messages_claim(std::move(p)));
+    BOOST_REQUIRE_EQUAL(held.size(), 1u);
+    BOOST_REQUIRE(wait(store->message_update(release("q", held[0], T + 10 * i + 5))).has_value());
+  }
+  auto folded = wait(store->message_history("q", m.id));
+  BOOST_REQUIRE_EQUAL(folded->attempts.size(), 1u);
+  BOOST_TEST(folded->stored == 1);
+  const auto& entry = folded->attempts[0];
+  BOOST_TEST(to_string(entry.outcome) == "released");
+  BOOST_TEST(entry.count == 3);
+  BOOST_TEST(entry.attempt == 3);
+  BOOST_TEST(*entry.claimed_at == T);
+  BOOST_TEST(entry.finished_at == T + 25);
+  BOOST_TEST(entry.worker.value_or("") == "worker-2");
+  BOOST_TEST(folded->message.retry_count == 0);  // releases are no failures
+
+  auto held = claim("q", T + 30, 1, kFirstToken);
+  BOOST_REQUIRE(wait(store->message_update(fail("q", held[0], T + 35))).has_value());
+  held = claim("q", T + 40, 1, kFirstToken);
+  BOOST_REQUIRE(wait(store->message_update(release("q", held[0], T + 45))).has_value());
+  auto after_fail = wait(store->message_history("q", m.id));
+  BOOST_REQUIRE_EQUAL(after_fail->attempts.size(), 3u);
+  BOOST_TEST(to_string(after_fail->attempts[1].outcome) == "failed");
+  BOOST_TEST(after_fail->attempts[1].count == 1);
+  BOOST_TEST(to_string(after_fail->attempts[2].outcome) == "released");
+  BOOST_TEST(after_fail->attempts[2].count == 1);
+  BOOST_TEST(after_fail->attempts[2].attempt == 5);
+  BOOST_TEST(*after_fail->attempts[2].claimed_at == T + 40);
+
+  auto page = wait(store->message_history("q", m.id, {1, 1}));
+  BOOST_TEST(page->stored == 3);
+  BOOST_REQUIRE_EQUAL(page->attempts.size(), 1u);
+  BOOST_TEST(to_string(page->attempts[0].outcome) == "failed");
+  BOOST_TEST(wait(store->message_history("q", m.id, {3, 10}))->attempts.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

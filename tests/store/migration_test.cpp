@@ -55,6 +55,10 @@ std::string database_at(int version, const TempDir& dir) {
     c.execute(std::string("INSERT INTO audit_log (at, action, queue, filter) VALUES (") +
               std::to_string(kHour) + ", " + values + ")");
   }
+  // A history entry as versions before 010 wrote it: no count.
+  c.execute(std::string("INSERT INTO attempts (message_id, attempt, outcome, finished_at) "
+                        "SELECT id, 1, 'released', ") +
+            std::to_string(kHour) + " FROM messages WHERE status = 'pending'");
   c.commit();
   return url;
 }
@@ -106,19 +110,24 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         BOOST_TEST(first == 2);
         BOOST_TEST(second == 1);
       }
-      std::vector<std::string> queues;
-      {
-        std::string action, queue;
-        soci::indicator ind{};
-        soci::statement st = (c.session().prepare << "SELECT action, queue FROM audit_log ORDER BY id",
-                              soci::into(action), soci::into(queue, ind));
-        st.execute();
-        while (st.fetch()) queues.push_back(action + ":" + (ind == soci::i_ok ? queue : "NULL"));
+      long long count = 0;  // 010: an entry stored before stands for one release
+      c.session() << "SELECT count FROM attempts WHERE outcome = 'released'", soci::into(count);
+      BOOST_TEST(count == 1);
+      if (from < 9) {  // a database at 009 wrote the queue of these entries itself
+        std::vector<std::string> queues;
+        {
+          std::string action, queue;
+          soci::indicator ind{};
+          soci::statement st = (c.session().prepare << "SELECT action, queue FROM audit_log ORDER BY id",
+                                soci::into(action), soci::into(queue, ind));
+          st.execute();
+          while (st.fetch()) queues.push_back(action + ":" + (ind == soci::i_ok ? queue : "NULL"));
+        }
+        const std::vector<std::string> expected{
+            "batch_replay:q", "dismiss:q-more", "batch_replay_pause:q", "batch_replay_resume:q",
+            "batch_replay_cancel:q", "batch_replay:NULL", "dismiss:single", "purge:NULL"};
+        BOOST_TEST(queues == expected, boost::test_tools::per_element());
       }
-      const std::vector<std::string> expected{
-          "batch_replay:q", "dismiss:q-more", "batch_replay_pause:q", "batch_replay_resume:q",
-          "batch_replay_cancel:q", "batch_replay:NULL", "dismiss:single", "purge:NULL"};
-      BOOST_TEST(queues == expected, boost::test_tools::per_element());
       for (auto& n : nodes) {
         if (n) n->close();
       }

@@ -107,8 +107,8 @@ BOOST_AUTO_TEST_CASE(reaper_returns_an_expired_lease_after_backoff) {
     BOOST_TEST(m.retry_count == 0);
     BOOST_TEST(*m.last_error == "lease expired");
     BOOST_TEST(*m.retry_after == kStart + 30000 + 2000);
-    auto history = co_await h.service->attempts(h.ctx(), "q", id);
-    BOOST_TEST(to_string(history->at(0).outcome) == "lease_expired");
+    auto history = co_await h.service->attempts(h.ctx(), "q", id, {});
+    BOOST_TEST(to_string(history->entries.at(0).outcome) == "lease_expired");
   });
 }
 

@@ -618,6 +618,37 @@ try {
     await page.setViewport({ width: 1280, height: 800 });
   });
 
+  // ---- a long history (issue 31, item 5) ---------------------------------------------------------------
+  await step('message detail: a long history comes 100 entries per "Show more"', async () => {
+    const q = 'long-history';
+    const m = await rest('POST', `/queues/${q}/messages`, { body: { payload: 'x', max_retries: 10 } });
+    const path = `/queues/${q}/messages/${m.id}`;
+    const take = async (worker) => (await rest('POST', `/queues/${q}/claim`, { body: { worker } })).message.lease_id;
+    // Ten lives of ten failures and a replay: 110 entries; then three releases in a row: one more.
+    for (let life = 0; life < 10; life++) {
+      for (let i = 0; i < 10; i++) {
+        await rest('POST', `${path}/fail`, { body: { lease_id: await take('w-fail'), error: `failure ${life}.${i}`, retry_in: 0 } });
+      }
+      await rest('POST', `${path}/replay`, { body: { reason: `life ${life + 1}` } });
+    }
+    for (let i = 1; i <= 3; i++) await rest('POST', `${path}/release`, { body: { lease_id: await take(`w-release-${i}`) } });
+    const items = () => page.$$eval('#timeline li', (lis) => lis.length);
+
+    await go(`#/m/${q}/${m.id}`);
+    await page.waitForSelector('#timeline');
+    eq(await items(), 100, 'the first page');
+    eq(await text('#tl-h'), 'History (100+)', 'the heading says more follow');
+    check(await page.$eval('#tl-more', (b) => !b.hidden), 'Show more is offered');
+    await page.click('#tl-more');
+    await until('the second page', async () => (await items()) === 111);
+    eq(await text('#tl-h'), 'History (111)', 'the heading counts every entry');
+    check(await page.$eval('#tl-more', (b) => b.hidden), 'no more to show');
+    const last = await page.$eval('#timeline li:last-child', (li) => ({ outcome: li.dataset.outcome, text: li.textContent }));
+    eq(last.outcome, 'released', 'the folded releases come last');
+    check(last.text.includes('Attempts 101–103 — released 3 times') && last.text.includes('w-release-3'), `one entry for three releases: ${last.text}`);
+    await shot('message-long-history-1280');
+  });
+
   // ---- what the browser loaded -------------------------------------------------------------------
   await step('every UI file the browser loaded carried its type, nosniff and the CSP', async () => {
     for (const f of ['/ui/', '/ui/app.js', '/ui/app.css', '/ui/favicon.svg', '/ui/api.js', '/ui/dom.js']) {

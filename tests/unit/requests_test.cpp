@@ -111,6 +111,21 @@ BOOST_AUTO_TEST_CASE(list_query) {
              (std::vector<std::string>{"status", "limit", "offset"}));
 }
 
+BOOST_AUTO_TEST_CASE(attempts_query) {
+  store::HistoryPage p;
+  BOOST_TEST(decode_attempts({}, p).empty());
+  BOOST_TEST(p.limit == 1000);
+  BOOST_TEST(p.after == 0);
+  store::HistoryPage q;
+  BOOST_TEST(decode_attempts({{"limit", "1000"}, {"after", "0012"}}, q).empty());
+  BOOST_TEST(q.limit == 1000);
+  BOOST_TEST(q.after == 12);
+  store::HistoryPage bad;
+  BOOST_TEST(fields(decode_attempts({{"after", "-1"}, {"limit", "1001"}}, bad)) ==
+             (std::vector<std::string>{"limit", "after"}));
+  BOOST_TEST(fields(decode_attempts({{"limit", "0"}}, bad)) == (std::vector<std::string>{"limit"}));
+}
+
 BOOST_AUTO_TEST_CASE(claim_body_and_wait_query) {
   ClaimRequest r;
   BOOST_TEST(decode_claim(obj("{}"), {{"wait", "15"}}, r).empty());

@@ -220,9 +220,9 @@ BOOST_AUTO_TEST_CASE(replay_guards) {
 
   Message dead = processing();
   dead.status = Status::dead;
-  store::Related in_flight{{Status::pending}};
+  store::Related in_flight{{Status::pending}, std::nullopt};
   BOOST_TEST((replay(dead, in_flight, force, kNow).error().code == Errc::idempotency_conflict));
-  store::Related done{{Status::succeeded, Status::dead}};
+  store::Related done{{Status::succeeded, Status::dead}, std::nullopt};
   BOOST_TEST((replay(dead, done, {}, kNow).error().code == Errc::already_succeeded));
   BOOST_TEST(replay(dead, done, force, kNow).has_value());
 }
@@ -243,13 +243,49 @@ BOOST_AUTO_TEST_CASE(extend_and_release_need_the_current_lease) {
   BOOST_TEST(*e->next.checkpoint == "step2");
   BOOST_TEST((extend(processing(), "old", kNow, std::nullopt, kNow).error().code == Errc::lease_lost));
 
-  auto r = release(processing(2, 5), "lease-7", kNow + 10000, kNow);
+  auto r = release(processing(2, 5), {}, "lease-7", kNow + 10000, kNow);
   BOOST_TEST(to_string(r->next.status) == "pending");
   BOOST_TEST(r->next.retry_count == 2);
   BOOST_TEST(*r->next.retry_after == kNow + 10000);
   BOOST_TEST(!r->next.lease_id.has_value());
   BOOST_TEST(to_string(r->history.at(0).outcome) == "released");
-  BOOST_TEST((release(processing(), "old", std::nullopt, kNow).error().code == Errc::lease_lost));
+  BOOST_TEST(!r->fold);
+  BOOST_TEST(r->history.at(0).count == 1);
+  BOOST_TEST((release(processing(), {}, "old", std::nullopt, kNow).error().code == Errc::lease_lost));
+}
+
+// Issue 31, item 5: a release right after a release joins its entry; after anything else it
+// starts one.
+BOOST_AUTO_TEST_CASE(a_release_after_a_release_folds_into_its_entry) {
+  Message m = processing(0, 5);
+  m.attempts = 4;
+  m.last_attempt_at = kNow - 100;
+  m.worker = "w-4";
+  store::Related related;
+  AttemptRecord before;
+  before.outcome = AttemptOutcome::released;
+  before.attempt = 3;
+  before.count = 2;
+  before.claimed_at = kNow - 5000;
+  before.finished_at = kNow - 200;
+  before.worker = "w-3";
+  related.last_entry = before;
+  auto r = release(m, related, "lease-7", std::nullopt, kNow);
+  BOOST_TEST(r->fold);
+  BOOST_REQUIRE_EQUAL(r->history.size(), 1u);
+  const auto& e = r->history[0];
+  BOOST_TEST(e.count == 3);
+  BOOST_TEST(e.attempt == 4);
+  BOOST_TEST(*e.claimed_at == kNow - 5000);
+  BOOST_TEST(e.finished_at == kNow);
+  BOOST_TEST(*e.worker == "w-4");
+  BOOST_TEST(r->next.retry_count == 0);
+
+  related.last_entry->outcome = AttemptOutcome::failed;
+  auto after_failure = release(m, related, "lease-7", std::nullopt, kNow);
+  BOOST_TEST(!after_failure->fold);
+  BOOST_TEST(after_failure->history.at(0).count == 1);
+  BOOST_TEST(*after_failure->history.at(0).claimed_at == kNow - 100);
 }
 
 BOOST_AUTO_TEST_CASE(lease_expiry_backs_off_and_poison_goes_dead) {
