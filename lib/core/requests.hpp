@@ -69,6 +69,12 @@ struct AckRequest {
 FieldErrors decode_ack_items(const boost::json::object& body, AckRequest& out);
 
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
+// GET /queues: limit (1..1000, default 1000), after (a queue name), in that order.
+struct QueuesQuery {
+  int limit = 1000;
+  std::optional<std::string> after;
+};
+FieldErrors decode_queues(const QueryParams& query, QueuesQuery& out);
 // DELETE /queues/{queue}/messages: status (succeeded, dead or dismissed; required), before.
 struct PurgeRequest {
   Status status = Status::succeeded;
