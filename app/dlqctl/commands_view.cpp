@@ -47,7 +47,9 @@ int queues(Session& s, const Flags& f) {
   if (t.empty()) s.out << "no queues yet\n";
   else t.print(s.out);
   const json::value* next = answer.as_object().if_contains("next_after");
-  if (next && next->is_string()) s.err << "(more: --after " << next->get_string() << ")\n";
+  if (next && next->is_string()) {
+    s.err << "(more: --after " << std::string_view(next->get_string()) << ")\n";
+  }
   return kExitOk;
 }
 

@@ -331,7 +331,9 @@ awaitable<std::vector<AuditEntry>> QueueService::audit(const RequestContext&,
 awaitable<std::vector<store::QueueStats>> QueueService::queues_page(const RequestContext& ctx,
                                                                     std::optional<std::string> after,
                                                                     int limit) {
-  co_return co_await store_.queues_page({std::move(after), limit, ctx.now});
+  // Built in a local: g++ 12 mishandles temporaries holding strings inside co_await.
+  store::QueuePageParams params{std::move(after), limit, ctx.now};
+  co_return co_await store_.queues_page(std::move(params));
 }
 
 awaitable<std::vector<store::QueueStats>> QueueService::stats(const RequestContext& ctx,

@@ -44,7 +44,9 @@ OpsHandlers::R OpsHandlers::queues(const Request& req, const RouteMatch&) {
   FieldErrors errors = core::decode_queues(req.query, query);
   if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   auto ctx = request_context(config_, service_.clock(), req);
-  auto page = co_await service_.queues_page(ctx, query.after, query.limit + 1);
+  // The name moved out first: g++ 12 mishandles temporaries holding strings inside co_await.
+  std::optional<std::string> after = std::move(query.after);
+  auto page = co_await service_.queues_page(ctx, std::move(after), query.limit + 1);
   json::value next = trim_page(page, query.limit,
                                [](const store::QueueStats& s) { return json::value(s.queue); });
   json::array items;
