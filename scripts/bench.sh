@@ -197,6 +197,7 @@ SELECT $2, '{"n":' || i || ',"password":"hunter2","pad":"xxxxxxxxxxxxxxxxxxxxxxx
   '$status', 1, 1, 'smtp timeout', $t0 + i, $t0 + i, $4,
   CASE WHEN i % 100 = 0 THEN 'auth' ELSE 'transient' END, 'retries_exhausted', 1, $t0 + i,
   $t0 + i, $t0 + i, $t0 + i, $t0 + i FROM n;
+INSERT OR IGNORE INTO queue_names (queue) SELECT DISTINCT queue FROM messages;
 SQL
 }
 

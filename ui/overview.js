@@ -1,20 +1,27 @@
-// Queues overview: counts per queue, oldest-dead age, dead-lettered per hour (last 24 h).
+// Queues overview: counts per queue (100 a page, by name), oldest-dead age, dead-lettered per
+// hour (last 24 h).
 import { h, svg, fmtAge, fmtTime, select } from './dom.js';
 import { api, ApiError, explain } from './api.js';
 import { setTitle, navigate } from './app.js';
 
+const PAGE = 100;
+// The first page's place in `back`, the names the earlier pages started after ('~' is no queue name).
+const FIRST = '~';
+
 export async function renderOverview(main, ctx) {
   setTitle('Queues');
   const chartQueue = ctx.params.get('chart_queue') || '';
-  const refresh = h('button', { type: 'button', id: 'overview-refresh', onclick: () => navigate('/', { chart_queue: chartQueue }) }, 'Refresh');
+  const after = ctx.params.get('after') || '';
+  const back = (ctx.params.get('back') || '').split(',').filter(Boolean);
+  const refresh = h('button', { type: 'button', id: 'overview-refresh', onclick: () => navigate('/', { chart_queue: chartQueue, after, back: back.join(',') }) }, 'Refresh');
   main.append(h('div', { class: 'page-head' }, h('h1', null, 'Queues'), refresh));
   const tableBox = h('section', { 'aria-labelledby': 'queues-h' }, h('h2', { id: 'queues-h', class: 'sr-only' }, 'Queue counts'), h('p', { class: 'muted' }, 'Loading queues…'));
   const chartBox = h('section', { class: 'chart-box', id: 'chart', 'aria-labelledby': 'chart-h' });
   main.append(tableBox, chartBox);
 
-  let queues;
+  let queues; let nextAfter;
   try {
-    ({ queues } = await api('GET', '/queues'));
+    ({ queues, next_after: nextAfter } = await api('GET', '/queues', { query: { limit: PAGE, after } }));
   } catch (err) {
     // The notice below the page explains the error; nothing here keeps saying "Loading".
     tableBox.replaceChildren(tableBox.firstChild, h('p', { class: 'muted' }, 'Queues could not be loaded.'));
@@ -22,7 +29,7 @@ export async function renderOverview(main, ctx) {
     throw err;
   }
   if (!ctx.isCurrent()) return;
-  tableBox.replaceChildren(tableBox.firstChild, queuesTable(queues));
+  tableBox.replaceChildren(tableBox.firstChild, queuesTable(queues), pager(chartQueue, after, back, queues.length, nextAfter));
   renderChart(chartBox, ctx, queues.map((q) => q.queue), chartQueue);
 }
 
@@ -46,6 +53,25 @@ function queuesTable(queues) {
       withLabel(num(q.succeeded, 'c-succeeded'), 'Succeeded'),
       withLabel(num(q.dismissed, 'c-dismissed'), 'Dismissed'),
       withLabel(h('td', { class: 'num c-oldest-ready' }, fmtAge(q.oldest_ready_age_seconds)), 'Oldest ready'))))));
+}
+
+function pager(chartQueue, after, back, shown, nextAfter) {
+  if (!after && !back.length && (nextAfter === null || nextAfter === undefined)) return h('span', { hidden: true });
+  const prev = after || back.length
+    ? h('a', { class: 'button', id: 'queues-prev', href: '#', onclick: (ev) => {
+      ev.preventDefault();
+      const b = back.slice(); const to = b.pop();
+      navigate('/', { chart_queue: chartQueue, after: to && to !== FIRST ? to : '', back: b.join(',') });
+    } }, '← Previous page')
+    : null;
+  const next = nextAfter !== null && nextAfter !== undefined
+    ? h('a', { class: 'button', id: 'queues-next', href: '#', onclick: (ev) => {
+      ev.preventDefault();
+      navigate('/', { chart_queue: chartQueue, after: nextAfter, back: [...back, after || FIRST].join(',') });
+    } }, 'Next page →')
+    : null;
+  return h('nav', { class: 'pager', 'aria-label': 'Queue pages' }, prev,
+    h('span', { id: 'queues-page-info', class: 'muted' }, `Page ${back.length + 1} · ${shown} queues shown`), next);
 }
 
 function withLabel(td, label) { td.setAttribute('data-label', label); return td; }

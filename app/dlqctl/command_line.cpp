@@ -24,7 +24,7 @@ constexpr const char* kUsage = R"(dlqctl: operate a dlqd server over its HTTP AP
 Usage: dlqctl [--url URL] [--token TOKEN] [--ca-file PEM] [--json] COMMAND [ARGS] [FLAGS]
 
 Commands:
-  queues                                 every queue with its counts
+  queues                                 every queue with its counts, by name (--limit, --after)
   stats Q                                one queue's counts
   ls --queue Q [--status S]              a queue's messages (--limit, --offset)
   ls --dead [FILTER]                     dead messages across queues (--limit, --after)
@@ -100,10 +100,10 @@ const FlagRow kFlags[] = {
      "replay even if the idempotency key already succeeded, or the message was dismissed"},
     {"dry-run", &Flags::dry_run, "show what would happen; change nothing"},
     {"yes,y", &Flags::yes, "do not ask for confirmation"},
-    {"limit", &Flags::limit, "page size (1-100; attempts: 1-1000)"},
+    {"limit", &Flags::limit, "page size (1-100; attempts and queues: 1-1000)"},
     {"offset", &Flags::offset, "ls --queue: skip this many"},
     {"after", &Flags::after,
-     "paging: the next_after_id of the previous page (attempts: its next_after)"},
+     "paging: the next_after_id of the previous page (attempts, queues: its next_after)"},
     {"action", &Flags::action, "audit action"},
     {"actor", &Flags::actor, "audit actor (token name)"},
     {"idempotency-key", &Flags::idempotency_key, "enqueue: idempotency key"},
@@ -220,7 +220,7 @@ std::map<std::string, CommandSpec> checked(std::map<std::string, CommandSpec> sp
 // Which flags each command (and form) accepts; anything else is bad usage.
 const CommandSpec& spec_for(const std::string& command, bool dead) {
   static const std::map<std::string, CommandSpec> plain = checked({
-      {"queues", {0, 0, {}}},
+      {"queues", {0, 0, {"limit", "after"}}},
       {"stats", {1, 1, {}}},
       {"ls", {0, 0, {"queue", "status", "limit", "offset"}}},
       {"show", {2, 2, {}}},

@@ -34,8 +34,9 @@ void next_page_hint(Session& s, const json::value& answer, std::string_view key 
   if (next && next->is_number()) s.err << "(more: --after " << json::serialize(*next) << ")\n";
 }
 
-int queues(Session& s) {
-  json::value answer = s.call("GET", "/queues");
+int queues(Session& s, const Flags& f) {
+  json::value answer =
+      s.call("GET", "/queues" + Query().add("limit", f.limit).add("after", f.after).str());
   if (s.json) return s.print_json(answer), kExitOk;
   Table t({"QUEUE", "READY", "SCHEDULED", "PROCESSING", "SUCCEEDED", "DEAD", "DISMISSED",
            "OLDEST READY", "OLDEST DEAD"});
@@ -46,6 +47,10 @@ int queues(Session& s) {
   }
   if (t.empty()) s.out << "no queues yet\n";
   else t.print(s.out);
+  const json::value* next = answer.as_object().if_contains("next_after");
+  if (next && next->is_string()) {
+    s.err << "(more: --after " << std::string_view(next->get_string()) << ")\n";
+  }
   return kExitOk;
 }
 
@@ -193,7 +198,7 @@ int health(Session& s, const Flags& f) {
 int run_view_command(Session& s, const Invocation& inv) {
   const auto& c = inv.command;
   const auto& a = inv.args;
-  if (c == "queues") return queues(s);
+  if (c == "queues") return queues(s, inv.flags);
   if (c == "stats") return stats(s, a.at(0));
   if (c == "ls") return inv.flags.dead ? list_dead(s, inv.flags) : list_queue(s, inv.flags);
   if (c == "show") return show(s, a.at(0), a.at(1));

@@ -32,7 +32,9 @@ struct ServerFailed : std::runtime_error {
 struct Flags {
   std::optional<std::string> queue, status, job_type, error_class, dead_reason, since, until,
       before, reason, edit, action, actor, idempotency_key;
-  std::optional<long long> delay, limit, offset, after, priority, max_retries;
+  // A page's key: an id (ls --dead, runs, audit) or a queue name (queues); the server checks it.
+  std::optional<std::string> after;
+  std::optional<long long> delay, limit, offset, priority, max_retries;
   std::optional<double> rate;
   bool dead = false, dry_run = false, yes = false, force = false, keep_order = false,
        acknowledge = false, no_follow = false, ready = false;

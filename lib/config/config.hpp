@@ -98,6 +98,8 @@ struct Config {
     // Each write of an answer (a whole answer, or one chunk of a streamed one) must finish
     // within this; a client that does not read is disconnected instead of pinning its answer.
     double write_timeout_seconds = 30;
+    // The most queues that may hold messages (0: no limit); a new queue beyond it is refused.
+    long long max_queues = 100000;
   } limits;
   QueuePolicy defaults;
   std::map<std::string, QueuePolicy, std::less<>> queues;
@@ -117,6 +119,8 @@ struct Config {
   struct BatchReplay {
     double preview_ttl_seconds = 600;
     double default_rate_per_second = 10;
+    // The most unexpired previews (every node's, replay and dismiss): a new one drops the oldest.
+    int max_previews = 100;
   } batch_replay;
   struct Alerts : AlertThresholds {
     std::string webhook_url;  // empty: no alerts

@@ -196,6 +196,7 @@ awaitable<BatchPreviewView> DeadLetterDesk::preview(const RequestContext& ctx, s
   if (kind == "replay") view.needs_acknowledgement = non_idempotent(config_, stored.job_types);
   stored.created_at = ctx.now;
   stored.expires_at = view.expires_at;
+  stored.keep = config_.batch_replay.max_previews;
   co_await store_.batch_preview_save(std::move(stored));
   co_return view;
 }

@@ -67,11 +67,13 @@ void QueueService::publish_if_dead(const Message& m, TimeMs now,
 
 // ---- operations ------------------------------------------------------------------------------
 
-awaitable<std::vector<store::Inserted>> QueueService::enqueue(const RequestContext& ctx,
-                                                              std::string queue,
-                                                              std::vector<store::NewMessage> messages) {
-  store::InsertParams params{std::move(queue), std::move(messages), ctx.now};
-  auto inserted = co_await store_.messages_insert(std::move(params));
+awaitable<Result<std::vector<store::Inserted>>> QueueService::enqueue(
+    const RequestContext& ctx, std::string queue, std::vector<store::NewMessage> messages) {
+  store::InsertParams params{std::move(queue), std::move(messages), ctx.now,
+                             config_.limits.max_queues};
+  auto result = co_await store_.messages_insert(std::move(params));
+  if (!result) co_return result;
+  auto& inserted = *result;
   std::int64_t created = 0;
   for (const auto& item : inserted) {
     if (!item.created) continue;
@@ -79,7 +81,7 @@ awaitable<std::vector<store::Inserted>> QueueService::enqueue(const RequestConte
     ++created;
   }
   if (!inserted.empty()) publish_count(EventKind::enqueued, inserted.front().message.queue, created, ctx.now);
-  co_return inserted;
+  co_return result;
 }
 
 awaitable<std::vector<Message>> QueueService::list(const RequestContext&, store::ListParams params) {
@@ -354,6 +356,14 @@ awaitable<std::vector<long long>> QueueService::audit_ids(const RequestContext&,
 awaitable<std::optional<AuditEntry>> QueueService::audit_entry(const RequestContext&,
                                                                long long id) {
   co_return co_await store_.audit_find(id);
+}
+
+awaitable<std::vector<store::QueueStats>> QueueService::queues_page(const RequestContext& ctx,
+                                                                    std::optional<std::string> after,
+                                                                    int limit) {
+  // Built in a local: g++ 12 mishandles temporaries holding strings inside co_await.
+  store::QueuePageParams params{std::move(after), limit, ctx.now};
+  co_return co_await store_.queues_page(std::move(params));
 }
 
 awaitable<std::vector<store::QueueStats>> QueueService::stats(const RequestContext& ctx,

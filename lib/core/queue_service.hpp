@@ -76,8 +76,10 @@ class QueueService {
 
   // Every operation takes the request's context; it must outlive the call (handlers co_await
   // in place).
-  awaitable<std::vector<store::Inserted>> enqueue(const RequestContext& ctx, std::string queue,
-                                                  std::vector<store::NewMessage> messages);
+  // A queue's first message beyond limits.max_queues is a validation error (`queue`, `limit`).
+  awaitable<Result<std::vector<store::Inserted>>> enqueue(const RequestContext& ctx,
+                                                          std::string queue,
+                                                          std::vector<store::NewMessage> messages);
   awaitable<std::vector<Message>> list(const RequestContext& ctx, store::ListParams params);
   // The ids of the page list() would return, for answers that read one message at a time.
   awaitable<std::vector<MessageId>> list_ids(const RequestContext& ctx, store::ListParams params);
@@ -119,6 +121,10 @@ class QueueService {
   awaitable<std::optional<AuditEntry>> audit_entry(const RequestContext& ctx, long long id);
   awaitable<std::vector<store::QueueStats>> stats(const RequestContext& ctx,
                                                   std::optional<std::string> queue);
+  // GET /queues: a page of the queues that hold messages, by name.
+  awaitable<std::vector<store::QueueStats>> queues_page(const RequestContext& ctx,
+                                                        std::optional<std::string> after,
+                                                        int limit);
   awaitable<bool> ready();
 
   // For changes made outside these operations (a batch replay run): wake claimers or arm the

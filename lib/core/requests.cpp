@@ -238,6 +238,13 @@ FieldErrors decode_attempts(const QueryParams& query, store::HistoryPage& out) {
   return errors;
 }
 
+FieldErrors decode_queues(const QueryParams& query, QueuesQuery& out) {
+  FieldErrors errors;
+  out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 1000, errors).value_or(1000));
+  out.after = query_queue(query, "after", errors);
+  return errors;
+}
+
 FieldErrors decode_purge(const QueryParams& query, PurgeRequest& out) {
   FieldErrors errors;
   const std::string* status = query_value(query, "status");

@@ -74,6 +74,13 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
 // skip) from 0.
 inline constexpr long long kMaxHistoryPage = 1000;
 FieldErrors decode_attempts(const QueryParams& query, store::HistoryPage& out);
+
+// GET /queues: limit (1..1000, default 1000), after (a queue name), in that order.
+struct QueuesQuery {
+  int limit = 1000;
+  std::optional<std::string> after;
+};
+FieldErrors decode_queues(const QueryParams& query, QueuesQuery& out);
 // DELETE /queues/{queue}/messages: status (succeeded, dead or dismissed; required), before.
 struct PurgeRequest {
   Status status = Status::succeeded;

@@ -109,7 +109,8 @@ MessageHandlers::R MessageHandlers::enqueue(const Request& req, const RouteMatch
   in.message.run_at = first_claimable(in.delay_ms, in.message.run_at, ctx.now);
   std::vector<store::NewMessage> messages{std::move(in.message)};
   auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
-  const auto& item = inserted.at(0);
+  if (!inserted) co_return problem_from_error(context(config_, req), inserted.error());
+  const auto& item = inserted->at(0);
   co_return text_response(item.created ? 201 : 200,
                           message_text(item.message, {Audience::owner, false}, service_.redactor()));
 }
@@ -131,9 +132,10 @@ MessageHandlers::R MessageHandlers::enqueue_batch(const Request& req, const Rout
     messages.push_back(std::move(item.message));
   }
   auto inserted = co_await service_.enqueue(ctx, *queue, std::move(messages));
+  if (!inserted) co_return problem_from_error(context(config_, req), inserted.error());
   std::vector<Message> answered;
-  answered.reserve(inserted.size());
-  for (auto& item : inserted) answered.push_back(std::move(item.message));
+  answered.reserve(inserted->size());
+  for (auto& item : *inserted) answered.push_back(std::move(item.message));
   // Built in a local: g++ 12 mishandles temporaries with destructors inside co_await.
   auto answer = std::make_shared<MessageListStream>(
       MessageListStream::Shape{R"({"messages":[)", true, ""}, std::move(answered),

@@ -38,13 +38,22 @@ OpsHandlers::OpsHandlers(core::QueueService& service, store::Store& store,
                          const core::TaskHost& tasks, ops::Metrics& metrics, const Config& config)
     : service_(service), store_(store), tasks_(tasks), metrics_(metrics), config_(config) {}
 
+// A page by name: one queue more than `limit` is read to know whether another page follows.
 OpsHandlers::R OpsHandlers::queues(const Request& req, const RouteMatch&) {
+  core::QueuesQuery query;
+  FieldErrors errors = core::decode_queues(req.query, query);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   auto ctx = request_context(config_, service_.clock(), req);
-  auto all = co_await service_.stats(ctx, std::nullopt);
+  // The name moved out first: g++ 12 mishandles temporaries holding strings inside co_await.
+  std::optional<std::string> after = std::move(query.after);
+  auto page = co_await service_.queues_page(ctx, std::move(after), query.limit + 1);
+  json::value next = trim_page(page, query.limit,
+                               [](const store::QueueStats& s) { return json::value(s.queue); });
   json::array items;
-  for (const auto& s : all) items.push_back(stats_json(s, ctx.now));
+  for (const auto& s : page) items.push_back(stats_json(s, ctx.now));
   json::object body;
   body["queues"] = std::move(items);
+  body["next_after"] = std::move(next);
   co_return json_response(200, body);
 }
 

@@ -64,6 +64,8 @@ struct BatchPreview {
   std::vector<std::string> job_types;  // the job types among them
   TimeMs created_at = 0;
   TimeMs expires_at = 0;
+  // Saving: batch_replay.max_previews, the most unexpired previews kept, this one included.
+  long long keep = 100;
 };
 
 struct ReplayRun {

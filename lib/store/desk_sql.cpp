@@ -143,19 +143,27 @@ DeadMatch DeskSql::dead_match(const DeadMatchParams& p) {
 // ---- previews and their confirmation ---------------------------------------------------------
 
 void DeskSql::preview_save(const BatchPreview& p) {
-  long long created = p.created_at, expires = p.expires_at, matched = p.matched;
+  long long created = p.created_at, expires = p.expires_at, matched = p.matched, keep = p.keep;
   std::string token = p.token_sha256, kind = p.kind, filter = p.filter, ids = p.ids_sha256;
   json::array types;
   for (const auto& t : p.job_types) types.emplace_back(t);
   std::string job_types = json::serialize(types);
+  // PostgreSQL: previews are saved one at a time across nodes, so that each numbers its own
+  // and counts every other node's (SQLite: its one writer does that).
+  if (!c_.is_sqlite()) c_.execute("SELECT pg_advisory_xact_lock(7274015)");
   // Expired previews are of no use to anyone: each new one clears them out.
   c_.session() << "DELETE FROM batch_previews WHERE expires_at < :now", use(created, "now");
   c_.session() << "INSERT INTO batch_previews (token_sha256, kind, filter, matched, ids_sha256, "
-                  "job_types, created_at, expires_at) VALUES (:token, :kind, :filter, :matched, "
-                  ":ids, :job_types, :created, :expires)",
+                  "job_types, created_at, expires_at, seq) VALUES (:token, :kind, :filter, "
+                  ":matched, :ids, :job_types, :created, :expires, "
+                  "(SELECT COALESCE(MAX(seq), 0) + 1 FROM batch_previews))",
       use(token, "token"), use(kind, "kind"), use(filter, "filter"), use(matched, "matched"),
       use(ids, "ids"), use(job_types, "job_types"), use(created, "created"),
       use(expires, "expires");
+  // batch_replay.max_previews: the oldest beyond it go (replay and dismiss previews together).
+  c_.session() << "DELETE FROM batch_previews WHERE seq <= (SELECT seq FROM batch_previews "
+                  "ORDER BY seq DESC LIMIT 1 OFFSET :keep)",
+      use(keep, "keep");
 }
 
 std::optional<BatchPreview> DeskSql::preview_for_update(const std::string& token_sha256,

@@ -13,6 +13,7 @@
 #include "store/leadership_sql.hpp"
 #include "store/message_reads.hpp"
 #include "store/message_sql.hpp"
+#include "store/queue_names_sql.hpp"
 #include "store/run_sql.hpp"
 
 namespace dlq::store {
@@ -21,21 +22,29 @@ struct EntitySql {
   // `node`: this process's id in change notifications (PostgreSQL).
   EntitySql(Connection& c, std::string node)
       : audit(c),
-        messages(c, audit, std::move(node)),
+        names(c),
+        messages(c, audit, names, std::move(node)),
         claims(c),
         reads(c),
         runs(c, messages, audit),
         desk(c, messages, reads, runs, audit),
-        housekeeping(c, audit),
+        housekeeping(c, audit, names),
         leadership(c) {}
   EntitySql(const EntitySql&) = delete;
   EntitySql& operator=(const EntitySql&) = delete;
 
   // The transaction is about to commit / was rolled back (MessageSql::before_commit).
-  void before_commit() { messages.before_commit(); }
-  void discard_pending() { messages.discard_pending(); }
+  void before_commit() {
+    messages.before_commit();
+    names.end_transaction();
+  }
+  void discard_pending() {
+    messages.discard_pending();
+    names.end_transaction();
+  }
 
   AuditSql audit;
+  QueueNamesSql names;
   MessageSql messages;
   ClaimSql claims;
   MessageReads reads;

@@ -11,6 +11,7 @@
 #include "store/connection.hpp"
 #include "store/migrations.hpp"
 #include "store/prepared.hpp"
+#include "store/queue_names_sql.hpp"
 
 namespace dlq::store {
 namespace json = boost::json;
@@ -57,27 +58,31 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
   c_.session() << "DELETE FROM messages WHERE id" + purged, soci::use(id_list, "ids");
   out.by_queue.assign(counts.begin(), counts.end());
   out.total = static_cast<long long>(ids.size());
+  std::vector<std::string> touched;
+  touched.reserve(counts.size());
+  for (const auto& [q, n] : counts) touched.push_back(q);
+  names_.remove_emptied(touched);
   if (p.audit) audit_.append(p.audit(out.by_queue));
   return out;
 }
 
 // Four index-only questions instead of one pass over every row (migrations 006 and 007): counts per
 // status, how many pending ones wait for a later time, the oldest ready, the oldest dead.
-std::vector<QueueStats> HousekeepingSql::stats(const std::optional<std::string>& queue, TimeMs now) {
+template <class Bind>
+std::vector<QueueStats> HousekeepingSql::stats_where(const std::string& where_queue, Bind&& bind,
+                                                     TimeMs now) {
   std::map<std::string, QueueStats> by_queue;
   auto at = [&by_queue](const std::string& q) -> QueueStats& {
     QueueStats& s = by_queue[q];
     s.queue = q;
     return s;
   };
-  const std::string where_queue = queue ? " AND queue = :queue" : "";
-  std::string in_queue = queue.value_or("");
   long long in_now = now;
-  // Runs `sql` (its named binds :queue and :now as present), one row of `into` per fetch.
+  // Runs `sql` (its binds: the queue filter's, and :now when present), one row of `into` per fetch.
   auto each_row = [&](const std::string& sql, auto&& into, auto&& row) {
     soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
       into(s);
-      if (queue) s.exchange(soci::use(in_queue, "queue"));
+      bind(s);
       if (sql.find(":now") != std::string::npos) s.exchange(soci::use(in_now, "now"));
     });
     for_each_row(c_, st, row);
@@ -131,10 +136,47 @@ std::vector<QueueStats> HousekeepingSql::stats(const std::optional<std::string>&
   std::vector<QueueStats> out;
   out.reserve(by_queue.size());
   for (auto& [name, s] : by_queue) out.push_back(std::move(s));
+  return out;
+}
+
+std::vector<QueueStats> HousekeepingSql::stats(const std::optional<std::string>& queue, TimeMs now) {
+  std::string in_queue = queue.value_or("");
+  auto out = stats_where(queue ? " AND queue = :queue" : "",
+                         [&](soci::statement& s) {
+                           if (queue) s.exchange(soci::use(in_queue, "queue"));
+                         },
+                         now);
   if (queue && out.empty()) {
     QueueStats empty;
     empty.queue = *queue;
     out.push_back(empty);
+  }
+  return out;
+}
+
+// The page's names from queue_names, then their counts: a name whose messages went meanwhile
+// shows zeros rather than leaving a hole in the page.
+std::vector<QueueStats> HousekeepingSql::stats_page(const QueuePageParams& p) {
+  std::vector<std::string> names = names_.page(p.after, p.limit);
+  std::vector<QueueStats> out;
+  if (names.empty()) return out;
+  json::array list;
+  for (const auto& n : names) list.emplace_back(n);
+  std::string in_names = json::serialize(list);
+  auto counted = stats_where(" AND queue IN (" + c_.dialect().json_texts("names") + ")",
+                             [&](soci::statement& s) { s.exchange(soci::use(in_names, "names")); },
+                             p.now);
+  out.reserve(names.size());
+  std::size_t next = 0;  // both in byte order of the names
+  for (const auto& n : names) {
+    while (next < counted.size() && counted[next].queue < n) ++next;
+    if (next < counted.size() && counted[next].queue == n) {
+      out.push_back(std::move(counted[next++]));
+    } else {
+      QueueStats empty;
+      empty.queue = n;
+      out.push_back(empty);
+    }
   }
   return out;
 }

@@ -13,13 +13,18 @@ namespace dlq::store {
 
 class AuditSql;
 class Connection;
+class QueueNamesSql;
 
 class HousekeepingSql {
  public:
-  HousekeepingSql(Connection& c, AuditSql& audit) : c_(c), audit_(audit) {}
+  HousekeepingSql(Connection& c, AuditSql& audit, QueueNamesSql& names)
+      : c_(c), audit_(audit), names_(names) {}
 
+  // Also removes the names of the queues it emptied.
   Purged purge(const PurgeParams& p);
   std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
+  // GET /queues: a page of the queues that hold messages, by name, each with its counts.
+  std::vector<QueueStats> stats_page(const QueuePageParams& p);
   // GET /dlq/hourly: deaths per hour from `from_hour` on, `hours` of them (one queue or all).
   std::vector<long long> dead_hourly(const std::optional<std::string>& queue, TimeMs from_hour,
                                      int hours);
@@ -27,8 +32,13 @@ class HousekeepingSql {
   bool schema_current();
 
  private:
+  // The counts of the queues `where` selects (" AND queue …"; its binds added by `bind`).
+  template <class Bind>
+  std::vector<QueueStats> stats_where(const std::string& where, Bind&& bind, TimeMs now);
+
   Connection& c_;
   AuditSql& audit_;
+  QueueNamesSql& names_;
 };
 
 }  // namespace dlq::store

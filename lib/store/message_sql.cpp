@@ -13,6 +13,7 @@
 #include "store/message_row.hpp"
 #include "store/pg_listener.hpp"
 #include "store/prepared.hpp"
+#include "store/queue_names_sql.hpp"
 
 namespace dlq::store {
 
@@ -251,8 +252,12 @@ struct MessageSql::Statements {
   Prepared<SelectExpired> expired;
 };
 
-MessageSql::MessageSql(Connection& c, AuditSql& audit, std::string node)
-    : c_(c), audit_(audit), node_(std::move(node)), kept_(std::make_unique<Statements>()) {}
+MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names, std::string node)
+    : c_(c),
+      audit_(audit),
+      names_(names),
+      node_(std::move(node)),
+      kept_(std::make_unique<Statements>()) {}
 
 MessageSql::~MessageSql() = default;
 
@@ -320,7 +325,14 @@ std::vector<Inserted> MessageSql::insert_many(const InsertParams& p) {
   return out;
 }
 
-std::vector<Inserted> MessageSql::insert(const InsertParams& p) {
+Result<std::vector<Inserted>> MessageSql::insert(const InsertParams& p) {
+  // Before any row: a refused name leaves nothing behind in a group's transaction.
+  if (!names_.admit(p.queue, p.max_queues)) {
+    return Error::validation({{"queue",
+                               "too many queues: at most " + std::to_string(p.max_queues) +
+                                   " may hold messages (limits.max_queues)",
+                               "limit"}});
+  }
   bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
                               [](const NewMessage& m) { return m.idempotency_key.has_value(); });
   if (c_.dialect().combines_statements && keyless && p.messages.size() > 1) return insert_many(p);

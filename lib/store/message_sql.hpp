@@ -17,16 +17,19 @@ namespace dlq::store {
 
 class AuditSql;
 class Connection;
+class QueueNamesSql;
 
 class MessageSql {
  public:
   // `node`: this process's id in change notifications (PostgreSQL).
-  MessageSql(Connection& c, AuditSql& audit, std::string node);
+  MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names, std::string node);
   ~MessageSql();
   MessageSql(const MessageSql&) = delete;
   MessageSql& operator=(const MessageSql&) = delete;
 
-  std::vector<Inserted> insert(const InsertParams& p);
+  // A queue's first message admits its name (QueueNamesSql::admit); a name over
+  // p.max_queues is a validation error on `queue` (code `limit`) and stores nothing.
+  Result<std::vector<Inserted>> insert(const InsertParams& p);
   // Reads the message under a lock, lets p.decide compute the transition, writes it with its
   // history and audit entry.
   Result<Message> update(const UpdateParams& p);
@@ -61,6 +64,7 @@ class MessageSql {
 
   Connection& c_;
   AuditSql& audit_;
+  QueueNamesSql& names_;
   std::string node_;
   std::unique_ptr<Statements> kept_;
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)

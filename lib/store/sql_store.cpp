@@ -148,8 +148,9 @@ double SqlStore::operations_per_commit() const {
   return commits == 0 ? 0.0 : static_cast<double>(writer_->stats().jobs.load()) / commits;
 }
 
-awaitable<std::vector<Inserted>> SqlStore::messages_insert(InsertParams p) {
-  return write<std::vector<Inserted>>([p = std::move(p)](EntitySql& sql) { return sql.messages.insert(p); });
+awaitable<Result<std::vector<Inserted>>> SqlStore::messages_insert(InsertParams p) {
+  return write<Result<std::vector<Inserted>>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.messages.insert(p); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_list(ListParams p) {
@@ -212,6 +213,11 @@ awaitable<std::vector<QueueStats>> SqlStore::queue_stats(std::optional<std::stri
                                                          TimeMs now) {
   return read<std::vector<QueueStats>>(
       [queue = std::move(queue), now](EntitySql& sql) { return sql.housekeeping.stats(queue, now); });
+}
+
+awaitable<std::vector<QueueStats>> SqlStore::queues_page(QueuePageParams p) {
+  return read<std::vector<QueueStats>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.housekeeping.stats_page(p); });
 }
 
 awaitable<std::vector<long long>> SqlStore::dead_hourly(std::optional<std::string> queue,

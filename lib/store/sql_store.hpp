@@ -38,7 +38,7 @@ class SqlStore final : public Store {
   explicit SqlStore(SqlStoreOptions options);
   ~SqlStore() override;
 
-  awaitable<std::vector<Inserted>> messages_insert(InsertParams p) override;
+  awaitable<Result<std::vector<Inserted>>> messages_insert(InsertParams p) override;
   awaitable<std::vector<Message>> messages_list(ListParams p) override;
   awaitable<std::vector<MessageId>> messages_list_ids(ListParams p) override;
   awaitable<std::optional<Message>> message_find(std::string queue, MessageId id) override;
@@ -51,6 +51,7 @@ class SqlStore final : public Store {
   awaitable<std::optional<MessageHistory>> message_history(std::string queue, MessageId id,
                                                            HistoryPage page = {}) override;
   awaitable<Schedule> schedule_peek(TimeMs now) override;
+  awaitable<std::vector<QueueStats>> queues_page(QueuePageParams p) override;
   awaitable<std::vector<long long>> dead_hourly(std::optional<std::string> queue,
                                                 TimeMs from_hour, int hours) override;
   awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,

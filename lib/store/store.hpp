@@ -37,6 +37,9 @@ struct InsertParams {
   std::string queue;
   std::vector<NewMessage> messages;  // inserted in order, in one transaction
   TimeMs now = 0;
+  // limits.max_queues: the most queues that may hold messages (0: no limit). A queue holding
+  // none yet whose name would go beyond it is refused.
+  long long max_queues = 0;
 };
 
 struct Inserted {
@@ -104,6 +107,13 @@ struct QueueStats {
   long long dismissed = 0;
   std::optional<TimeMs> oldest_ready_since;
   std::optional<TimeMs> oldest_dead_at;
+};
+
+// GET /queues: the queues that hold messages, by name in byte order, after `after`.
+struct QueuePageParams {
+  std::optional<std::string> after;
+  int limit = 1000;
+  TimeMs now = 0;
 };
 
 // A change committed elsewhere (another dlqd node on the same PostgreSQL database) made messages
@@ -184,7 +194,10 @@ class Store {
  public:
   virtual ~Store() = default;
 
-  virtual awaitable<std::vector<Inserted>> messages_insert(InsertParams p) = 0;
+  // One queue's messages, in one transaction. A queue that holds no message yet is admitted
+  // first (its name kept from now on, until purge or retention empties it); over p.max_queues
+  // the answer is a validation error on `queue` with code `limit`, and nothing is stored.
+  virtual awaitable<Result<std::vector<Inserted>>> messages_insert(InsertParams p) = 0;
   virtual awaitable<std::vector<Message>> messages_list(ListParams p) = 0;
   // The ids of the page messages_list would return, in its order (a page fixed by its ids,
   // whose messages are then read one at a time: an answer never holds the whole page).
@@ -211,6 +224,9 @@ class Store {
   // Every queue that has messages (queue empty), or just `queue` (zeros when it has none).
   virtual awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,
                                                          TimeMs now) = 0;
+  // Up to p.limit queues that hold messages, in byte order of their names after p.after, each
+  // with its counts (zeros for one emptied since its name was read).
+  virtual awaitable<std::vector<QueueStats>> queues_page(QueuePageParams p) = 0;
   // Deaths per hour (dead_letter_hours): `hours` counts, the first for the hour at `from_hour`.
   virtual awaitable<std::vector<long long>> dead_hourly(std::optional<std::string> queue,
                                                         TimeMs from_hour, int hours) = 0;
@@ -225,7 +241,8 @@ class Store {
   virtual awaitable<std::vector<long long>> audit_ids(AuditQuery p) = 0;
   virtual awaitable<std::optional<AuditEntry>> audit_find(long long id) = 0;
 
-  // Deletes one batch of finished messages; none deleted writes no audit entry.
+  // Deletes one batch of finished messages; none deleted writes no audit entry. A queue left
+  // with no message leaves the queues that max_queues counts.
   virtual awaitable<Purged> messages_purge(PurgeParams p) = 0;
 
   // The dead-letter desk (desk.hpp).
@@ -234,7 +251,9 @@ class Store {
   // The same page as ids and queues, for an answer that reads each message when its turn comes.
   virtual awaitable<std::vector<DeadRef>> messages_dead_refs(DeadListParams p) = 0;
   virtual awaitable<DeadMatch> dead_match(DeadMatchParams p) = 0;
-  virtual awaitable<bool> batch_preview_save(BatchPreview p) = 0;  // true once saved
+  // Saves the preview; beyond p.keep unexpired ones (every node's), the oldest are deleted in
+  // the same transaction (their tokens are then stale). True once saved.
+  virtual awaitable<bool> batch_preview_save(BatchPreview p) = 0;
   virtual awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) = 0;
   virtual awaitable<DismissBatch> messages_dismiss_batch(DismissBatchParams p) = 0;
   virtual awaitable<std::optional<ReplayRun>> replay_run_find(long long id) = 0;

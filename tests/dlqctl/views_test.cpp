@@ -264,6 +264,28 @@ BOOST_AUTO_TEST_CASE(show_masks_url_userinfo_encoded_tokens_and_json_behind_a_bo
   }
 }
 
+// Issue 31, item 6: the queues a page at a time, by name.
+BOOST_AUTO_TEST_CASE(queues_page_by_name_with_limit_and_after) {
+  std::string q = unique_name("ctlpage");
+  for (const std::string& name : {q + "_a", q + "_b", q + "_c"}) make_dead(name, "one");
+  // Nothing sorts between q_a and q_b, nor between q_b and q_c.
+  auto r = dlqctl({"queues", "--limit", "1", "--after", q + "_a"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find(q + "_b") != std::string::npos, r.out);
+  BOOST_TEST(r.out.find(q + "_a") == std::string::npos, r.out);
+  BOOST_TEST(r.out.find(q + "_c") == std::string::npos, r.out);
+  BOOST_TEST(r.err.find("(more: --after " + q + "_b)") != std::string::npos, r.err);
+  r = dlqctl({"--json", "queues", "--limit", "2", "--after", q + "_a"});
+  REQUIRE_EXIT(r, 0);
+  auto page = json::parse(r.out);
+  BOOST_REQUIRE_EQUAL(page.at("queues").as_array().size(), 2u);
+  BOOST_TEST(str(page.at("queues").as_array()[1], "queue") == q + "_c");
+  // The server checks the page's parameters.
+  r = dlqctl({"queues", "--limit", "1001"});
+  REQUIRE_EXIT(r, 1);
+  BOOST_TEST(r.err.find("limit") != std::string::npos, r.err);
+}
+
 BOOST_AUTO_TEST_CASE(health_and_access) {
   auto r = dlqctl({"health"});
   REQUIRE_EXIT(r, 0);

@@ -101,7 +101,7 @@ struct ChangesFixture : StoreFixture {
     store::NewMessage n;
     n.payload = payload;
     n.run_at = run_at;
-    return wait(s.messages_insert({queue, {n}, now})).at(0).message;
+    return wait(s.messages_insert({queue, {n}, now})).value().at(0).message;
   }
 
   Ear ear;

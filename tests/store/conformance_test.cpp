@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(batch_insert_keeps_input_order_and_deduplicates_by_key) {
     n.idempotency_key = key;
     p.messages.push_back(n);
   }
-  auto out = wait(store->messages_insert(p));
+  auto out = wait(store->messages_insert(p)).value();
   BOOST_REQUIRE_EQUAL(out.size(), 3u);
   BOOST_TEST(out[0].created);
   BOOST_TEST(out[1].created);
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(a_batch_without_keys_reads_back_in_input_order) {
     if (i % 5 == 0) n.run_at = T + i;
     p.messages.push_back(n);
   }
-  auto out = wait(store->messages_insert(p));
+  auto out = wait(store->messages_insert(p)).value();
   BOOST_REQUIRE_EQUAL(out.size(), p.messages.size());
   for (std::size_t i = 0; i < out.size(); ++i) {
     const Message& m = out[i].message;
@@ -230,7 +230,7 @@ BOOST_AUTO_TEST_CASE(concurrent_inserts_with_one_key_create_one_message_across_n
         local.restart();
         while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) local.run_one();
         std::lock_guard lock(mu);
-        ids.insert(f.get().at(0).message.id);
+        ids.insert(f.get().value().at(0).message.id);
       }
     });
   }
@@ -525,7 +525,7 @@ BOOST_AUTO_TEST_CASE(schedule_reports_the_next_due_time_and_lease_expiry) {
 
 BOOST_AUTO_TEST_CASE(concurrent_writes_share_commits_and_all_land) {
   constexpr int kWrites = 400;
-  std::vector<std::future<std::vector<store::Inserted>>> futures;
+  std::vector<std::future<Result<std::vector<store::Inserted>>>> futures;
   for (int i = 0; i < kWrites; ++i) {
     store::NewMessage n;
     n.payload = std::to_string(i);
@@ -535,7 +535,7 @@ BOOST_AUTO_TEST_CASE(concurrent_writes_share_commits_and_all_land) {
   ioc.restart();
   for (auto& f : futures) {
     while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
-    BOOST_TEST(f.get().at(0).created);
+    BOOST_TEST(f.get().value().at(0).created);
   }
   store::ListParams all;
   all.queue = "q";
@@ -591,7 +591,7 @@ BOOST_AUTO_TEST_CASE(a_failing_commit_answers_every_waiting_operation_and_applie
   pg_exec(url, "ALTER TABLE messages ADD CONSTRAINT test_unique_payload UNIQUE (payload) "
                "DEFERRABLE INITIALLY DEFERRED");
   constexpr int kWrites = 60;
-  std::vector<std::future<std::vector<store::Inserted>>> futures;
+  std::vector<std::future<Result<std::vector<store::Inserted>>>> futures;
   for (int i = 0; i < kWrites; ++i) {
     store::NewMessage n;
     n.payload = i % 10 == 0 ? "duplicate" : std::to_string(i);

@@ -276,7 +276,7 @@ BOOST_AUTO_TEST_CASE(write_stats_grow_with_writes_and_their_histograms_agree) {
   BOOST_TEST(store->write_stats().operations == one.operations);
 
   constexpr int kWrites = 60;
-  std::vector<std::future<std::vector<store::Inserted>>> futures;
+  std::vector<std::future<Result<std::vector<store::Inserted>>>> futures;
   for (int i = 0; i < kWrites; ++i) {
     store::NewMessage n;
     n.payload = std::to_string(i);

@@ -79,7 +79,7 @@ struct Harness : test::StoreFixture {
     m.payload = "p";
     std::vector<store::NewMessage> list{m};
     auto inserted = co_await service->enqueue(ctx(), queue, std::move(list));
-    co_return inserted.at(0).message.id;
+    co_return inserted.value().at(0).message.id;
   }
 };
 

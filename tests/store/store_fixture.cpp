@@ -28,7 +28,7 @@ Message StoreFixture::insert(const std::string& queue, const std::string& payloa
                              store::NewMessage extra) {
   extra.payload = payload;
   store::InsertParams p{queue, {extra}, now};
-  return wait(store->messages_insert(std::move(p))).at(0).message;
+  return wait(store->messages_insert(std::move(p))).value().at(0).message;
 }
 
 Message StoreFixture::dead_message(const std::string& queue, const std::string& payload,

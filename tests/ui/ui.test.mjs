@@ -649,6 +649,33 @@ try {
     await shot('message-long-history-1280');
   });
 
+  // ---- issue 31, item 6: the overview pages the queues -------------------------------------------
+  await step('overview: 100 queues a page, by name, Next and Previous', async () => {
+    for (let i = 0; i <= 100; i += 1) {
+      await rest('POST', `/queues/ui-page-${String(i).padStart(3, '0')}/messages`, { body: { payload: 'p' } });
+    }
+    const apiPages = []; let after = '';
+    for (;;) {
+      const r = await rest('GET', `/queues?limit=100${after ? `&after=${after}` : ''}`);
+      apiPages.push(r.queues.map((q) => q.queue));
+      if (r.next_after === null) break; after = r.next_after;
+    }
+    eq(apiPages.length, 2, 'two pages of 100');
+    const shown = () => page.$$eval('#queues-table tbody tr', (trs) => trs.map((tr) => tr.dataset.queue));
+    await go('#/');
+    await page.waitForSelector('#queues-table');
+    eq(await shown(), apiPages[0], 'page 1 holds the first 100 names');
+    eq(await text('#queues-page-info'), 'Page 1 · 100 queues shown', 'page 1 info');
+    check(!(await exists('#queues-prev')), 'no previous page on page 1');
+    await rendered(() => page.click('#queues-next'));
+    await page.waitForSelector('#queues-table');
+    eq(await shown(), apiPages[1], 'page 2 holds the rest');
+    check(!(await exists('#queues-next')), 'no next page on the last page');
+    await rendered(() => page.click('#queues-prev'));
+    await page.waitForSelector('#queues-table');
+    eq(await shown(), apiPages[0], 'back on page 1');
+  });
+
   // ---- what the browser loaded -------------------------------------------------------------------
   await step('every UI file the browser loaded carried its type, nosniff and the CSP', async () => {
     for (const f of ['/ui/', '/ui/app.js', '/ui/app.css', '/ui/favicon.svg', '/ui/api.js', '/ui/dom.js']) {
