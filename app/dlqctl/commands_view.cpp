@@ -129,7 +129,7 @@ int attempts(Session& s, const std::string& queue, const std::string& id, const 
     t.row({cell(a, "attempt"), outcome, cell(a, "claimed_at"), cell(a, "finished_at"), who,
            cell(a, "error_class"), shorten(why, 60)});
   }
-  if (t.empty()) s.out << (f.after.value_or(0) > 0 ? "no more attempts\n" : "no attempts yet\n");
+  if (t.empty()) s.out << (f.after.value_or("0") != "0" ? "no more attempts\n" : "no attempts yet\n");
   else t.print(s.out);
   next_page_hint(s, answer, "next_after");
   return kExitOk;
