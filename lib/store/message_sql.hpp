@@ -1,4 +1,4 @@
-// The messages that change: enqueue, each transition a worker, the reaper or an operator makes
+// The messages that change: enqueue (MessageInsertSql), each transition a worker, the reaper or an operator makes
 // (with its history entry and audit entry), and what a transaction announces just before it
 // commits (claims are ClaimSql's). One per connection, on a store thread; the caller opens and
 // commits transactions.
@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "store/message_insert_sql.hpp"
 #include "store/store.hpp"
 
 namespace dlq::store {
@@ -27,8 +28,7 @@ class MessageSql {
   MessageSql(const MessageSql&) = delete;
   MessageSql& operator=(const MessageSql&) = delete;
 
-  // A queue's first message admits its name (QueueNamesSql::admit); a name over
-  // p.max_queues is a validation error on `queue` (code `limit`) and stores nothing.
+  // Enqueue (MessageInsertSql::insert); the new messages are announced before the commit.
   Result<std::vector<Inserted>> insert(const InsertParams& p);
   // Reads the message under a lock, lets p.decide compute the transition, writes it with its
   // history and audit entry.
@@ -45,10 +45,6 @@ class MessageSql {
  private:
   struct Statements;  // message_sql.cpp: each kept statement with its SQL and its binds
 
-  // One INSERT of a new message: its id, or none when its idempotency key is taken.
-  std::optional<MessageId> insert_row(const std::string& queue, const NewMessage& m, TimeMs now);
-  std::optional<Message> key_holder(const std::string& queue, const std::string& key);
-  std::vector<Inserted> insert_many(const InsertParams& p);
   void write(const Message& m);
   // PostgreSQL: write() and one history entry in one statement.
   void write_with_history(const Message& m, const AttemptRecord& a);
@@ -64,7 +60,7 @@ class MessageSql {
 
   Connection& c_;
   AuditSql& audit_;
-  QueueNamesSql& names_;
+  MessageInsertSql inserts_;
   std::string node_;
   std::unique_ptr<Statements> kept_;
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)

@@ -1,0 +1,43 @@
+// Enqueue: new messages and the holders of their idempotency keys. One per connection, on a
+// store thread, owned by MessageSql (which announces the new messages before the commit); the
+// caller opens and commits transactions.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "store/store.hpp"
+
+namespace dlq::store {
+
+class Connection;
+class QueueNamesSql;
+
+class MessageInsertSql {
+ public:
+  MessageInsertSql(Connection& c, QueueNamesSql& names);
+  ~MessageInsertSql();
+  MessageInsertSql(const MessageInsertSql&) = delete;
+  MessageInsertSql& operator=(const MessageInsertSql&) = delete;
+
+  // A queue's first message admits its name (QueueNamesSql::admit); a name over
+  // p.max_queues is a validation error on `queue` (code `limit`) and stores nothing.
+  Result<std::vector<Inserted>> insert(const InsertParams& p);
+
+ private:
+  struct Statements;  // message_insert_sql.cpp: each kept statement with its SQL and its binds
+
+  // One INSERT of a new message: its id, or none when its idempotency key is taken.
+  std::optional<MessageId> insert_row(const std::string& queue, const NewMessage& m, TimeMs now);
+  std::optional<Message> key_holder(const std::string& queue, const std::string& key);
+  // PostgreSQL: a keyless batch in one statement.
+  std::vector<Inserted> insert_many(const InsertParams& p);
+
+  Connection& c_;
+  QueueNamesSql& names_;
+  std::unique_ptr<Statements> kept_;
+};
+
+}  // namespace dlq::store
