@@ -53,6 +53,25 @@ struct InsertMessage {
   }
 };
 
+// PostgreSQL: the first INSERT of a transaction into a queue also finds and key-share locks the
+// queue's name (QueueNamesSql::admit's lock) in its own statement, one round trip instead of
+// two. No row: the name is not kept yet, or the key is in flight; admit() tells them apart.
+// The parameters are cast because a SELECT's list, unlike VALUES, takes no type from the
+// columns it fills.
+struct InsertMessageGuarded : InsertMessage {
+  static std::string sql(const Dialect&) {
+    return "WITH name AS (SELECT 1 FROM queue_names WHERE queue = :queue FOR KEY SHARE) "
+           "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
+           "created_at, updated_at, priority, job_type, idempotency_key, life_started_at, "
+           "status_at) SELECT CAST(:queue AS TEXT), CAST(:payload AS TEXT), 'pending', 0, "
+           "CAST(:max_retries AS BIGINT), CAST(:run_at AS BIGINT), CAST(:now AS BIGINT), "
+           "CAST(:now AS BIGINT), CAST(:priority AS BIGINT), CAST(:job_type AS TEXT), "
+           "CAST(:key AS TEXT), CAST(:now AS BIGINT), CAST(:now AS BIGINT) FROM name "
+           "ON CONFLICT (queue, idempotency_key) WHERE idempotency_key IS NOT NULL "
+           "AND status IN ('pending', 'processing') DO NOTHING RETURNING id";
+  }
+};
+
 // PostgreSQL: many messages without idempotency keys in one statement (one round trip). The
 // rows are inserted in the order of the sorted SELECT and the identity default is evaluated as
 // each is inserted, so the ids ascend in input order (a store test checks it).
@@ -61,20 +80,31 @@ struct InsertMessages {
   long long now = 0;
   long long id = 0;
 
-  static std::string sql(const Dialect&) {
+  static std::string sql(const Dialect&) { return body(""); }
+  // `from`: more of the FROM list (the guarded form's locked name).
+  static std::string body(const std::string& from) {
     return "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
            "created_at, updated_at, priority, job_type, life_started_at, status_at) "
            "SELECT :queue, item->>'payload', 'pending', 0, CAST(item->>'max_retries' AS BIGINT), "
            "CAST(item->>'run_at' AS BIGINT), :now, :now, CAST(item->>'priority' AS BIGINT), "
            "item->>'job_type', :now, :now "
-           "FROM json_array_elements(CAST(:items AS json)) WITH ORDINALITY AS t(item, ord) "
-           "ORDER BY ord RETURNING id";
+           "FROM json_array_elements(CAST(:items AS json)) WITH ORDINALITY AS t(item, ord)" +
+           from + " ORDER BY ord RETURNING id";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(into(id));
     st.exchange(use(queue, "queue"));
     st.exchange(use(now, "now"));
     st.exchange(use(items, "items"));
+  }
+};
+
+// The batch with its queue's name found and locked, as InsertMessageGuarded: no rows when the
+// name is not kept yet.
+struct InsertMessagesGuarded : InsertMessages {
+  static std::string sql(const Dialect&) {
+    return "WITH name AS (SELECT 1 FROM queue_names WHERE queue = :queue FOR KEY SHARE) " +
+           body(", name");
   }
 };
 
@@ -120,7 +150,9 @@ Message stored_message(const std::string& queue, const NewMessage& m, TimeMs now
 
 struct MessageInsertSql::Statements {
   Prepared<InsertMessage> insert;
+  Prepared<InsertMessageGuarded> insert_guarded;
   Prepared<InsertMessages> insert_many;
+  Prepared<InsertMessagesGuarded> insert_many_guarded;
   Prepared<FindKeyHolder> find_key_holder;
 };
 
@@ -130,20 +162,28 @@ MessageInsertSql::MessageInsertSql(Connection& c, QueueNamesSql& names)
 MessageInsertSql::~MessageInsertSql() = default;
 
 std::optional<MessageId> MessageInsertSql::insert_row(const std::string& queue, const NewMessage& m,
-                                                TimeMs now) {
+                                                      TimeMs now, bool guarded) {
+  auto fill = [&](InsertMessage& b) {
+    b.queue = queue;
+    b.payload = m.payload;
+    b.max_retries = m.max_retries;
+    b.run_at = m.run_at;
+    b.now = now;
+    b.priority = m.priority;
+    b.job_type = m.job_type;
+    b.key = m.idempotency_key;
+  };
+  if (guarded) {
+    auto& s = kept_->insert_guarded;
+    fill(s.binds());
+    if (s.on(c_).execute(true)) return s.binds().id;
+    return std::nullopt;
+  }
   auto& s = kept_->insert;
-  auto& b = s.binds();
-  b.queue = queue;
-  b.payload = m.payload;
-  b.max_retries = m.max_retries;
-  b.run_at = m.run_at;
-  b.now = now;
-  b.priority = m.priority;
-  b.job_type = m.job_type;
-  b.key = m.idempotency_key;
+  fill(s.binds());
   auto& st = s.on(c_);
   if (c_.dialect().insert_returns_id) {
-    if (st.execute(true)) return b.id;
+    if (st.execute(true)) return s.binds().id;
     return std::nullopt;
   }
   run_once(c_, st);
@@ -160,7 +200,7 @@ std::optional<Message> MessageInsertSql::key_holder(const std::string& queue, co
   return s.binds().row.to_message();
 }
 
-std::vector<Inserted> MessageInsertSql::insert_many(const InsertParams& p) {
+std::vector<Inserted> MessageInsertSql::insert_many(const InsertParams& p, bool guarded) {
   boost::json::array items;
   items.reserve(p.messages.size());
   for (const auto& m : p.messages) {
@@ -172,35 +212,55 @@ std::vector<Inserted> MessageInsertSql::insert_many(const InsertParams& p) {
     if (m.job_type) item["job_type"] = *m.job_type;
     items.push_back(std::move(item));
   }
-  auto& s = kept_->insert_many;
-  s.binds().queue = p.queue;
-  s.binds().now = p.now;
-  s.binds().items = boost::json::serialize(items);
   std::vector<MessageId> ids;
   ids.reserve(p.messages.size());
-  for_each_row(c_, s.on(c_), [&] { ids.push_back(s.binds().id); });
+  auto run = [&](auto& s) {
+    s.binds().queue = p.queue;
+    s.binds().now = p.now;
+    s.binds().items = boost::json::serialize(items);
+    for_each_row(c_, s.on(c_), [&] { ids.push_back(s.binds().id); });
+  };
+  if (guarded) {
+    run(kept_->insert_many_guarded);
+    if (ids.empty()) return {};  // the name is not kept yet
+  } else {
+    run(kept_->insert_many);
+  }
   if (ids.size() != p.messages.size()) throw std::runtime_error("batch insert lost rows");
   std::sort(ids.begin(), ids.end());
   std::vector<Inserted> out;
   out.reserve(ids.size());
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    Message created = stored_message(p.queue, p.messages[i], p.now, ids[i]);
-    out.push_back({std::move(created), true});
+    out.push_back({stored_message(p.queue, p.messages[i], p.now, ids[i]), true});
   }
   return out;
 }
 
 Result<std::vector<Inserted>> MessageInsertSql::insert(const InsertParams& p) {
-  // Before any row: a refused name leaves nothing behind in a group's transaction.
-  if (!names_.admit(p.queue, p.max_queues)) {
+  auto refused = [&]() -> Result<std::vector<Inserted>> {
     return Error::validation({{"queue",
                                "too many queues: at most " + std::to_string(p.max_queues) +
                                    " may hold messages (limits.max_queues)",
                                "limit"}});
-  }
+  };
+  // PostgreSQL: the transaction's first INSERT into the queue finds and locks the name itself;
+  // only when it stores nothing does admit() look, add or refuse the name (a refusal then still
+  // leaves nothing behind). SQLite, or a name this transaction holds: admitted first.
+  bool guarded = !c_.is_sqlite() && !names_.holds(p.queue);
+  if (!guarded && !names_.admit(p.queue, p.max_queues)) return refused();
   bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
                               [](const NewMessage& m) { return m.idempotency_key.has_value(); });
-  if (c_.dialect().combines_statements && keyless && p.messages.size() > 1) return insert_many(p);
+  if (c_.dialect().combines_statements && keyless && p.messages.size() > 1) {
+    if (guarded) {
+      auto out = insert_many(p, true);
+      if (!out.empty()) {
+        names_.hold(p.queue);
+        return out;
+      }
+      if (!names_.admit(p.queue, p.max_queues)) return refused();
+    }
+    return insert_many(p, false);
+  }
   std::vector<Inserted> out;
   out.reserve(p.messages.size());
   for (const auto& m : p.messages) {
@@ -210,9 +270,19 @@ Result<std::vector<Inserted>> MessageInsertSql::insert(const InsertParams& p) {
         continue;
       }
     }
-    if (auto id = insert_row(p.queue, m, p.now)) {
-      Message created = stored_message(p.queue, m, p.now, *id);
-        out.push_back({std::move(created), true});
+    auto id = insert_row(p.queue, m, p.now, guarded);
+    if (guarded) {
+      guarded = false;
+      if (id) {
+        names_.hold(p.queue);
+      } else {
+        // No row: the name is not kept yet, or another transaction holds the key.
+        if (!names_.admit(p.queue, p.max_queues)) return refused();
+        id = insert_row(p.queue, m, p.now, false);
+      }
+    }
+    if (id) {
+      out.push_back({stored_message(p.queue, m, p.now, *id), true});
       continue;
     }
     // Another transaction (another node) inserted the key between our check and our insert.

@@ -29,11 +29,13 @@ class MessageInsertSql {
  private:
   struct Statements;  // message_insert_sql.cpp: each kept statement with its SQL and its binds
 
-  // One INSERT of a new message: its id, or none when its idempotency key is taken.
-  std::optional<MessageId> insert_row(const std::string& queue, const NewMessage& m, TimeMs now);
+  // One INSERT of a new message: its id, or none when its idempotency key is taken or, `guarded`
+  // (PostgreSQL), when the queue's name is not kept yet.
+  std::optional<MessageId> insert_row(const std::string& queue, const NewMessage& m, TimeMs now,
+                                      bool guarded);
   std::optional<Message> key_holder(const std::string& queue, const std::string& key);
-  // PostgreSQL: a keyless batch in one statement.
-  std::vector<Inserted> insert_many(const InsertParams& p);
+  // PostgreSQL: a keyless batch in one statement; `guarded`: none when the name is not kept yet.
+  std::vector<Inserted> insert_many(const InsertParams& p, bool guarded);
 
   Connection& c_;
   QueueNamesSql& names_;

@@ -27,6 +27,11 @@ class QueueNamesSql {
   // so that no other transaction can remove it meanwhile; new names are admitted one at a time
   // across nodes (an advisory lock), so the count each one sees includes every committed name.
   bool admit(const std::string& queue, long long max_queues);
+  // Whether this transaction holds the name already (admitted, or hold() after an INSERT that
+  // found and key-share locked the name's row in its own statement, MessageInsertSql's guarded
+  // form on PostgreSQL).
+  bool holds(const std::string& queue) const { return held_.contains(queue); }
+  void hold(const std::string& queue) { held_.insert(queue); }
   // After messages of these queues were deleted in this transaction: removes the names whose
   // queue holds no message any more.
   void remove_emptied(const std::vector<std::string>& queues);
