@@ -41,37 +41,48 @@ struct ClaimFilter {
 };
 
 // PostgreSQL's claim, one statement: it sets everything a new attempt changes on the rows its
-// subquery locks (rows another transaction holds are skipped, never waited for), and answers
-// them in claim order, the payloads past the claim's budget left out (withheld = 1), so that
-// neither libpq's result nor this thread ever holds a batch of large messages whole.
+// subquery locks (rows another transaction holds are skipped, never waited for). A payload
+// comes back only if it is at most `per_row` bytes (the budget over the claim's size), so that
+// libpq's result never holds more than the budget; `bytes` is every payload's size, from which
+// ClaimSql::claim applies the budget in claim order.
 struct ClaimInOne : ClaimFilter {
   MessageRow row;
   std::string token;
-  long long until = 0, budget = 0, withheld = 0;
+  long long until = 0, per_row = 0, bytes = 0;
   std::optional<std::string> worker;
 
   static std::string sql(const Dialect& d) {
-    // The first message's payload always; then each while the payloads so far fit the budget.
-    const std::string fits = "(n = 1 OR upto <= :budget)";
     std::string columns = kColumns;
-    columns.replace(columns.find("payload"), 7, "CASE WHEN " + fits + " THEN payload ELSE '' END");
-    return "WITH claimed AS (UPDATE messages SET status = 'processing', "
-           "lease_id = :token || '-' || id, lease_expires_at = :until, worker = :worker, "
-           "attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, :now), "
-           "last_attempt_at = :now, updated_at = :now, status_at = :now "
+    columns.replace(columns.find("payload"), 7,
+                    "CASE WHEN octet_length(payload) <= CAST(:per_row AS BIGINT) THEN payload ELSE '' END");
+    return "UPDATE messages SET status = 'processing', lease_id = :token || '-' || id, "
+           "lease_expires_at = :until, worker = :worker, attempts = attempts + 1, "
+           "first_attempt_at = COALESCE(first_attempt_at, :now), last_attempt_at = :now, "
+           "updated_at = :now, status_at = :now "
            "WHERE id IN (" + claimable(d, "id") + d.for_update_skip_locked + ") RETURNING " +
-           kColumns + ") SELECT " + columns + ", CASE WHEN " + fits + " THEN 0 ELSE 1 END "
-           "FROM (SELECT *, row_number() OVER w AS n, SUM(octet_length(payload)) OVER w AS upto "
-           "FROM claimed WINDOW w AS (ORDER BY priority DESC, created_at, id)) ordered ORDER BY n";
+           columns + ", octet_length(payload)";
   }
   void exchange(soci::statement& st, const Dialect&) {
     row.exchange_into(st);
-    st.exchange(soci::into(withheld));
+    st.exchange(soci::into(bytes));
     st.exchange(use(token, "token"));
+    st.exchange(use(per_row, "per_row"));
     st.exchange(use(until, "until"));
     st.exchange(use(worker, "worker"));
-    st.exchange(use(budget, "budget"));
     exchange_filter(st);
+  }
+};
+
+// A claimed payload the claim's statement left out although it fits the budget (it alone was
+// over the per-row share).
+struct PayloadById {
+  long long id = 0;
+  std::string payload;
+
+  static std::string sql(const Dialect&) { return "SELECT payload FROM messages WHERE id = :id"; }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(soci::into(payload));
+    st.exchange(use(id, "id"));
   }
 };
 
@@ -112,6 +123,7 @@ struct ClaimMark {
 
 struct ClaimSql::Statements {
   Prepared<ClaimInOne> in_one;
+  Prepared<PayloadById> payload_by_id;
   Prepared<ClaimSelect> select;
   Prepared<ClaimMark> mark;
 };
@@ -168,13 +180,34 @@ std::vector<Message> ClaimSql::claim(const ClaimParams& p) {
   b.token = p.lease_token;
   b.until = p.lease_expires_at;
   b.worker = p.worker;
-  b.budget = static_cast<long long>(
-      std::min<std::size_t>(p.payload_budget, std::numeric_limits<long long>::max()));
-  std::vector<Message> out;
-  for_each_row(c_, s.on(c_), [&] {
-    out.push_back(b.row.to_message());
-    out.back().payload_withheld = b.withheld != 0;
+  const std::size_t share = p.payload_budget / static_cast<std::size_t>(std::max(p.max, 1));
+  b.per_row = static_cast<long long>(
+      std::min<std::size_t>(share, std::numeric_limits<long long>::max()));
+  std::vector<std::pair<Message, long long>> rows;  // with each payload's size
+  for_each_row(c_, s.on(c_), [&] { rows.emplace_back(b.row.to_message(), b.bytes); });
+  // RETURNING gives no order guarantee: restore the claim order, then apply the budget in it.
+  std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
+    const Message &a = x.first, &b = y.first;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    if (a.created_at != b.created_at) return a.created_at < b.created_at;
+    return a.id < b.id;
   });
+  PayloadBudget budget(p.payload_budget);
+  std::vector<Message> out;
+  out.reserve(rows.size());
+  for (auto& [m, bytes] : rows) {
+    const bool left_out = static_cast<std::size_t>(bytes) > share;
+    if (!budget.fits(static_cast<std::size_t>(bytes))) {
+      m.payload.clear();
+      m.payload_withheld = true;
+    } else if (left_out) {
+      auto& read = kept_->payload_by_id;
+      read.binds().id = m.id;
+      run_once(c_, read.on(c_));
+      m.payload = std::move(read.binds().payload);
+    }
+    out.push_back(std::move(m));
+  }
   return out;
 }
 
