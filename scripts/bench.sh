@@ -11,6 +11,9 @@
 #   scripts/bench.sh --ops      /metrics with 1,000,000 messages in 1,000 queues, enqueue p99
 #                               during a retention sweep of 1,000,000 rows, W3 with and without
 #                               the access log
+#   scripts/bench.sh --throughput  the default run without its long-poll, idle and cross-node
+#                               rows: W1-W5 and healthz per configuration, for A/B rounds
+#                               (DLQD=<other build> alternating with this one)
 #   scripts/bench.sh --threads  /healthz and W1 at threads = 1, 2, the default and 16, three
 #                               interleaved rounds: rates, dlqd CPU per request, 16 against 2
 # Every row carries cpu_us: dlqd's CPU time (user + system, /proc/PID/stat) per request, or per
@@ -24,6 +27,7 @@ auth=0
 desk=0
 ops=0
 threads=0
+throughput=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
@@ -32,7 +36,8 @@ for arg in "$@"; do
     --desk) desk=1 ;;
     --ops) ops=1 ;;
     --threads) threads=1 ;;
-    *) echo "usage: $0 [--quick | --scale | --auth | --desk | --ops | --threads]" >&2; exit 2 ;;
+    --throughput) throughput=1 ;;
+    *) echo "usage: $0 [--quick | --throughput | --scale | --auth | --desk | --ops | --threads]" >&2; exit 2 ;;
   esac
 done
 
@@ -415,11 +420,13 @@ fi
 echo "== SQLite, synchronous=FULL (the default)" >&2
 start_dlqd sqlite_full "sqlite:$work/full.db" full
 throughput_suite sqlite_full
-echo "== long-poll latency and idle cost (SQLite FULL)" >&2
-run sqlite_full wakeup --queue wake --rounds "$WAKE_ROUNDS"
-run sqlite_full due_accuracy --queue due --messages "$DUE_MESSAGES" --connections 50
-run sqlite_full idle_pollers --queue idle --pollers "$POLLERS" --seconds "$IDLE_SECONDS" --pid "$pid"
-run sqlite_full idle_connections --pollers 10000 --seconds "$IDLE_SECONDS" --pid "$pid"
+if [ "$throughput" = 0 ]; then
+  echo "== long-poll latency and idle cost (SQLite FULL)" >&2
+  run sqlite_full wakeup --queue wake --rounds "$WAKE_ROUNDS"
+  run sqlite_full due_accuracy --queue due --messages "$DUE_MESSAGES" --connections 50
+  run sqlite_full idle_pollers --queue idle --pollers "$POLLERS" --seconds "$IDLE_SECONDS" --pid "$pid"
+  run sqlite_full idle_connections --pollers 10000 --seconds "$IDLE_SECONDS" --pid "$pid"
+fi
 stop_dlqd
 
 echo "== SQLite, synchronous=NORMAL" >&2
@@ -431,15 +438,17 @@ echo "== PostgreSQL 15 (a local cluster of its own, fsync on)" >&2
 pg_url="$(DLQ_PG_DURABLE=1 DLQ_PG_PORT=55433 scripts/pg-cluster.sh start)"
 start_dlqd postgres "${pg_url}" full
 throughput_suite postgres
-# A second node on the same database: a claimer parked on node 1, enqueues through node 2.
-first_pid="$pid"; first_port="$port"
-start_dlqd postgres_node2 "${pg_url}" full
-second_pid="$pid"; second_port="$port"
-pid="$first_pid"; port="$first_port"
-run postgres wakeup --queue cross --rounds "$WAKE_ROUNDS" --producer-port "$second_port"
-sed -i '$ s/"workload":"wakeup"/"workload":"wakeup_cross_node"/' "$results"
-stop_dlqd
-pid="$second_pid"
+if [ "$throughput" = 0 ]; then
+  # A second node on the same database: a claimer parked on node 1, enqueues through node 2.
+  first_pid="$pid"; first_port="$port"
+  start_dlqd postgres_node2 "${pg_url}" full
+  second_pid="$pid"; second_port="$port"
+  pid="$first_pid"; port="$first_port"
+  run postgres wakeup --queue cross --rounds "$WAKE_ROUNDS" --producer-port "$second_port"
+  sed -i '$ s/"workload":"wakeup"/"workload":"wakeup_cross_node"/' "$results"
+  stop_dlqd
+  pid="$second_pid"
+fi
 stop_dlqd
 DLQ_PG_PORT=55433 scripts/pg-cluster.sh stop
 
