@@ -11,8 +11,8 @@
 #   scripts/bench.sh --ops      /metrics with 1,000,000 messages in 1,000 queues, enqueue p99
 #                               during a retention sweep of 1,000,000 rows, W3 with and without
 #                               the access log
-#   scripts/bench.sh --throughput  the default run without its long-poll, idle and cross-node
-#                               rows: W1-W5 and healthz per configuration, for A/B rounds
+#   scripts/bench.sh --throughput  the default run without its long-poll, idle, cross-node and
+#                               thread rows: W1-W5 and healthz per configuration, for A/B rounds
 #                               (DLQD=<other build> alternating with this one)
 #   scripts/bench.sh --threads  /healthz and W1 at threads = 1, 2, the default and 16, three
 #                               interleaved rounds: rates, dlqd CPU per request, 16 against 2
@@ -485,5 +485,7 @@ full_w3a="$(value sqlite_full mixed_ack rate)"
 echo "  FULL W2 with ack in claim / W2:                $(ratio "$full_w2a" "$full_w2")"
 echo "  FULL W3 with ack in claim / W3:                $(ratio "$full_w3a" "$full_w3")"
 
-echo "== threads: /healthz and W1 at 1, 2, the default and 16 I/O threads (SQLite FULL)" >&2
-thread_sweep 1
+if [ "$throughput" = 0 ]; then
+  echo "== threads: /healthz and W1 at 1, 2, the default and 16 I/O threads (SQLite FULL)" >&2
+  thread_sweep 1
+fi
