@@ -119,6 +119,7 @@ void visit_policy(V& v, QueuePolicy& p) {
   });
   v.number("retry_window_seconds", p.retry_window_seconds, 0, 365.0 * 86400);
   v.error_classes("non_retryable", p.non_retryable);
+  v.integer("max_replays", p.max_replays, 0, 1000);
 }
 
 // An object of a queue's own (queues.<name>.retention, .alerts) whose members, when given,
@@ -174,6 +175,7 @@ template <class V>
 void visit_job_type(V& j, JobTypePolicy& policy) {
   j.boolean("idempotent", policy.idempotent);
   j.number("replay_rate_per_second", policy.replay_rate_per_second, 0, 1000);
+  j.integer("max_replays", policy.max_replays, 0, 1000);
 }
 
 template <class V>
@@ -352,6 +354,15 @@ AlertThresholds Config::alerts_for(std::string_view queue) const {
   if (o.dead_depth) a.dead_depth = *o.dead_depth;
   if (o.oldest_dead_age_seconds) a.oldest_dead_age_seconds = *o.oldest_dead_age_seconds;
   return a;
+}
+
+int Config::max_replays_for(std::string_view queue,
+                            const std::optional<std::string>& job_type) const {
+  int limit = policy_for(queue).max_replays;
+  if (!job_type) return limit;
+  auto it = job_types.find(*job_type);
+  if (it == job_types.end() || it->second.max_replays == 0) return limit;
+  return limit == 0 ? it->second.max_replays : std::min(limit, it->second.max_replays);
 }
 
 Config parse_config(std::string_view text) {

@@ -56,6 +56,7 @@ struct QueuePolicy {
   double retry_window_seconds = 0;
   std::vector<ErrorClass> non_retryable = {ErrorClass::invalid_input, ErrorClass::not_found,
                                            ErrorClass::auth};
+  int max_replays = 0;  // replays a message may have (0: no limit); see Config::max_replays_for
   RetentionOverride retention;  // queues.<name>.retention only
   AlertOverride alerts;          // queues.<name>.alerts only
 };
@@ -63,6 +64,7 @@ struct QueuePolicy {
 struct JobTypePolicy {
   bool idempotent = true;
   double replay_rate_per_second = 0;  // 0: no per-type cap
+  int max_replays = 0;                // 0: no limit of its own
 };
 
 struct AuthToken {
@@ -161,6 +163,9 @@ struct Config {
   // The retention of one queue: its own values merged over `retention`.
   RetentionPolicy retention_for(std::string_view queue) const;
   AlertThresholds alerts_for(std::string_view queue) const;
+  // How many replays a message of this queue and job type may have (0: no limit): the queue's
+  // max_replays (its own, or `defaults`') and its job type's, the lower non-zero one.
+  int max_replays_for(std::string_view queue, const std::optional<std::string>& job_type) const;
 };
 
 class ConfigError : public std::runtime_error {

@@ -71,6 +71,16 @@ double rate_cap(const Config& config, const std::vector<std::string>& job_types)
   return cap;
 }
 
+// The matched messages a run would skip as replayed max_replays times already.
+long long at_replay_limit(const Config& config, const std::vector<store::ReplayTally>& tallies) {
+  long long n = 0;
+  for (const auto& t : tallies) {
+    int limit = config.max_replays_for(t.queue, t.job_type);
+    if (limit > 0 && t.replay_count >= limit) n += t.messages;
+  }
+  return n;
+}
+
 // The queue a batch action's canonical filter names, for the entry's own `queue` (GET
 // /audit?queue= finds it); none when the filter spans queues.
 std::optional<std::string> filter_queue(const std::string& canonical) {
@@ -193,7 +203,10 @@ awaitable<BatchPreviewView> DeadLetterDesk::preview(const RequestContext& ctx, s
   for (const auto& [job_type, count] : view.by_job_type) {
     if (job_type) stored.job_types.push_back(*job_type);
   }
-  if (kind == "replay") view.needs_acknowledgement = non_idempotent(config_, stored.job_types);
+  if (kind == "replay") {
+    view.needs_acknowledgement = non_idempotent(config_, stored.job_types);
+    view.skipped_max_replays = at_replay_limit(config_, match.replays);
+  }
   stored.created_at = ctx.now;
   stored.expires_at = view.expires_at;
   stored.keep = config_.batch_replay.max_previews;

@@ -26,6 +26,8 @@ struct BatchPreviewView {
   std::vector<std::pair<std::optional<std::string>, long long>> by_job_type;
   std::vector<Message> sample;
   std::vector<std::string> needs_acknowledgement;  // matched job types configured idempotent: false
+  // Replay previews: the matched messages at their max_replays, which the run will skip.
+  std::optional<long long> skipped_max_replays;
   std::string confirm_token;
   TimeMs expires_at = 0;
 };

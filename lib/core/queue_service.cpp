@@ -222,6 +222,7 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
   store::Decide decide = [in = std::move(in), now = ctx.now, this](const Message& m,
                                                                     const store::Related& r) {
     ReplayInput effective = in;
+    effective.max_replays = config_.max_replays_for(m.queue, m.job_type);
     if (in.payload) {
       // Masks the operator left in place keep the original values.
       effective.payload = redactor_.merge_masks(m.payload, *in.payload);
@@ -339,6 +340,7 @@ awaitable<Result<HistoryView>> QueueService::attempts(const RequestContext&, std
     current.attempt = history->message.attempts;
     current.claimed_at = history->message.last_attempt_at;
     current.worker = history->message.worker;
+    current.life = history->message.replay_count;
     current.under_way = true;
     view.entries.push_back(std::move(current));
   }
@@ -346,6 +348,14 @@ awaitable<Result<HistoryView>> QueueService::attempts(const RequestContext&, std
   const long long end = page.after + static_cast<long long>(view.entries.size());
   if (end < total) view.next_after = end;
   co_return view;
+}
+
+awaitable<Result<VersionsView>> QueueService::versions(const RequestContext&, std::string queue,
+                                                       MessageId id, VersionsPage page) {
+  const EditsWindow window = edits_window(page);
+  auto read = co_await store_.message_edits(std::move(queue), id, window.from, window.count);
+  if (!read) co_return Error(Errc::message_not_found, "message not found");
+  co_return versions_page(*read, page);
 }
 
 awaitable<std::vector<long long>> QueueService::audit_ids(const RequestContext&,

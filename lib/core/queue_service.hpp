@@ -13,6 +13,7 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "config/config.hpp"
+#include "core/versions.hpp"
 #include "core/events.hpp"
 #include "core/redaction.hpp"
 #include "core/request_context.hpp"
@@ -115,6 +116,9 @@ class QueueService {
   // way, on the last page.
   awaitable<Result<HistoryView>> attempts(const RequestContext& ctx, std::string queue,
                                           MessageId id, store::HistoryPage page);
+  // A page of the payload versions, oldest first (core/versions.hpp).
+  awaitable<Result<VersionsView>> versions(const RequestContext& ctx, std::string queue,
+                                           MessageId id, VersionsPage page);
   // The audit log, newest first (GET /audit): the ids of a page, and one entry by id (none: no
   // longer stored), for an answer that reads each entry when its turn to be written comes.
   awaitable<std::vector<long long>> audit_ids(const RequestContext& ctx, store::AuditQuery query);

@@ -63,11 +63,14 @@ TaskSpec replay_runner_task(store::Store& store, QueueService& service) {
       step.max_replays = allowance;
       step.max_items = kMaxItemsPerStep;
       step.now = now;
-      step.decide = [actor = run.actor, reason = run.reason, now](const Message& m,
-                                                                  const store::Related& r) {
+      // A message at its max_replays is skipped (item outcome `max_replays`): a run never forces.
+      step.decide = [actor = run.actor, reason = run.reason, id = run.id, now, &service](
+                        const Message& m, const store::Related& r) {
         ReplayInput in;
         in.actor = actor;
         in.reason = reason;
+        in.replay_id = id;
+        in.max_replays = service.config().max_replays_for(m.queue, m.job_type);
         return replay(m, r, in, now);
       };
       auto done = co_await store.replay_run_step(std::move(step));

@@ -238,6 +238,13 @@ FieldErrors decode_attempts(const QueryParams& query, store::HistoryPage& out) {
   return errors;
 }
 
+FieldErrors decode_versions(const QueryParams& query, VersionsPage& out) {
+  FieldErrors errors;
+  out.limit = query_integer(query, "limit", "limit", 1, kMaxVersionsPage, errors).value_or(20);
+  out.after = query_integer(query, "after", "after", 0, 999999999999999999LL, errors).value_or(0);
+  return errors;
+}
+
 FieldErrors decode_queues(const QueryParams& query, QueuesQuery& out) {
   FieldErrors errors;
   out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 1000, errors).value_or(1000));

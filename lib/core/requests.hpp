@@ -75,6 +75,10 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
 inline constexpr long long kMaxHistoryPage = 1000;
 FieldErrors decode_attempts(const QueryParams& query, store::HistoryPage& out);
 
+// GET .../versions: `limit` 1..kMaxVersionsPage (default 20), `after` (a version) from 0.
+inline constexpr long long kMaxVersionsPage = 100;
+FieldErrors decode_versions(const QueryParams& query, VersionsPage& out);
+
 // GET /queues: limit (1..1000, default 1000), after (a queue name), in that order.
 struct QueuesQuery {
   int limit = 1000;

@@ -122,6 +122,10 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
                              const ReplayInput& in, TimeMs now) {
   bool replayable = m.status == Status::dead || (m.status == Status::dismissed && in.force);
   if (!replayable) return Error(Errc::invalid_state, "only dead messages can be replayed");
+  if (in.max_replays > 0 && m.replay_count >= in.max_replays && !in.force) {
+    return Error(Errc::replay_limit, "the message was replayed " + std::to_string(m.replay_count) +
+                                         " times, its max_replays (use force to replay it anyway)");
+  }
   auto held_by = [&related](Status s) {
     return std::find(related.key_holders.begin(), related.key_holders.end(), s) !=
            related.key_holders.end();
@@ -142,6 +146,7 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
   event.finished_at = now;
   event.actor = in.actor;
   event.reason = in.reason;
+  event.replay_id = in.replay_id;
 
   store::Change c{m, {}, std::nullopt};
   Message& n = c.next;

@@ -28,8 +28,10 @@ struct ReplayInput {
   std::optional<std::string> reason;
   std::optional<std::string> payload;  // the edited payload, masks already merged back
   std::optional<TimeMs> run_at;        // scheduled replay
-  bool force = false;
+  bool force = false;  // also replays a message at its max_replays
   std::optional<std::string> actor;
+  int max_replays = 0;  // Config::max_replays_for the message (0: no limit)
+  std::optional<long long> replay_id;  // the batch run replaying it
 };
 
 // Whether `lease_id` is the message's current lease: it is processing under it. A lease is

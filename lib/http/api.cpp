@@ -74,6 +74,7 @@ const std::vector<Row>& table() {
       {"POST", "/queues/{queue}/messages/{id}/release", worker, &MessageHandlers::release},
       {"POST", "/queues/{queue}/messages/{id}/dismiss", admin, &MessageHandlers::dismiss},
       {"GET", "/queues/{queue}/messages/{id}/attempts", reader, &MessageHandlers::attempts},
+      {"GET", "/queues/{queue}/messages/{id}/versions", reader, &MessageHandlers::versions},
       {"GET", "/queues", reader, &OpsHandlers::queues},
       {"GET", "/queues/{queue}/stats", reader, &OpsHandlers::queue_stats},
       {"GET", "/dlq", reader, &DlqHandlers::dead_letters},

@@ -26,6 +26,9 @@ json::object run_json(const store::ReplayRun& r) {
   o["matched"] = r.matched;
   o["replayed"] = r.replayed;
   o["skipped"] = r.skipped;
+  json::object by_reason;
+  for (const auto& [reason, n] : r.skipped_by_reason) by_reason[reason] = n;
+  o["skipped_by_reason"] = std::move(by_reason);
   o["succeeded"] = r.succeeded;
   o["dead_again"] = r.dead_again;
   o["pending"] = r.pending;
@@ -90,6 +93,7 @@ json::object preview_json(const core::BatchPreviewView& p, const core::Redactor&
   o["matched"] = p.matched;
   o["by_job_type"] = std::move(by_type);
   o["needs_acknowledgement"] = std::move(needs);
+  if (p.skipped_max_replays) o["skipped_max_replays"] = *p.skipped_max_replays;
   o["confirm_token"] = p.confirm_token;
   o["expires_at"] = format_rfc3339(p.expires_at);
   o["sample"] = std::move(sample);

@@ -331,4 +331,34 @@ MessageHandlers::R MessageHandlers::attempts(const Request& req, const RouteMatc
   co_return json_response(200, body);
 }
 
+MessageHandlers::R MessageHandlers::versions(const Request& req, const RouteMatch& m) {
+  std::string queue;
+  MessageId id = 0;
+  if (!message_target(m, queue, id)) co_return message_not_found(config_, req);
+  core::VersionsPage page;
+  FieldErrors errors = core::decode_versions(req.query, page);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  auto view = co_await service_.versions(request_context(config_, service_.clock(), req),
+                                         std::move(queue), id, page);
+  if (!view) co_return problem_from_error(context(config_, req), view.error());
+  const core::Redactor& redactor = service_.redactor();
+  json::array items;
+  items.reserve(view->versions.size());
+  for (const auto& v : view->versions) {
+    json::object o;
+    o["version"] = v.version;
+    o["payload"] = redactor.payload(v.payload);
+    o["at"] = format_rfc3339(v.at);
+    o["actor"] = v.actor ? json::value(*v.actor) : json::value(nullptr);
+    o["reason"] = v.reason ? json::value(*v.reason) : json::value(nullptr);
+    items.push_back(std::move(o));
+  }
+  json::object body;
+  std::size_t count = items.size();
+  body["versions"] = std::move(items);
+  body["count"] = count;
+  body["next_after"] = view->next_after ? json::value(*view->next_after) : json::value(nullptr);
+  co_return json_response(200, body);
+}
+
 }  // namespace dlq::http

@@ -36,6 +36,7 @@ class MessageHandlers {
   R release(const Request& req, const RouteMatch& m);
   R dismiss(const Request& req, const RouteMatch& m);
   R attempts(const Request& req, const RouteMatch& m);
+  R versions(const Request& req, const RouteMatch& m);
 
  private:
   // A service outcome as the answer: the message (as its audience may see it) or the problem.

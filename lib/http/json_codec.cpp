@@ -169,6 +169,8 @@ json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor
     o["previous_payload"] = nullptr;
   }
   o["count"] = a.count;
+  o["life"] = a.life;
+  o["replay_id"] = a.replay_id ? json::value(*a.replay_id) : json::value(nullptr);
   return o;
 }
 

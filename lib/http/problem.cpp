@@ -29,6 +29,7 @@ Mapping mapping_for(Errc code) {
     case Errc::preview_stale: return {409, "preview-stale", "Preview is stale"};
     case Errc::validation_failed: return {422, "validation-failed", "Validation failed"};
     case Errc::replay_not_found: return {404, "replay-not-found", "Replay run not found"};
+    case Errc::replay_limit: return {409, "replay-limit", "Replay limit reached"};
   }
   return {500, "internal-error", "Internal server error"};
 }

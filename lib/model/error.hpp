@@ -24,6 +24,7 @@ enum class Errc {
   preview_stale,
   validation_failed,
   replay_not_found,
+  replay_limit,  // the message was replayed max_replays times (force replays it anyway)
 };
 
 // One invalid input field. `code` is machine-readable (docs/api-decisions.md lists them).

@@ -89,6 +89,11 @@ struct AttemptRecord {
   // entry instead of adding one (docs/api-decisions.md, "Attempt history"). 1 for every other
   // entry.
   int count = 1;
+  // Lineage: the message's replay_count when the entry was written (0 before the first replay; a
+  // `replayed` entry carries the count its replay made), and on a `replayed` entry written by a
+  // batch replay run, that run's id.
+  int life = 0;
+  std::optional<long long> replay_id;
   // The attempt in progress (claimed, not finished): no outcome and no finish time yet. Never
   // stored; the history view appends it.
   bool under_way = false;

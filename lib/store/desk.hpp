@@ -48,10 +48,19 @@ struct DeadMatchParams {
   bool dead_at_order = false;
   int sample = 5;
 };
+// How many matched messages share a queue, a job type and a replay count: what the core needs to
+// count those at their max_replays (at most queues x job types x counts, not one per message).
+struct ReplayTally {
+  std::string queue;
+  std::optional<std::string> job_type;
+  int replay_count = 0;
+  long long messages = 0;
+};
 struct DeadMatch {
   std::vector<MessageId> ids;
   std::vector<std::pair<std::optional<std::string>, long long>> by_job_type;  // by name
   std::vector<Message> sample;
+  std::vector<ReplayTally> replays;  // by (queue, job type, replay count)
 };
 
 // A stored preview: any node may confirm it until it expires.
@@ -91,6 +100,8 @@ struct ReplayRun {
   long long succeeded = 0;
   long long dead_again = 0;
   long long pending = 0;
+  // The skipped items by why (not_dead, key_held, gone, max_replays, ...), by name.
+  std::vector<std::pair<std::string, long long>> skipped_by_reason;
 };
 
 // Confirming a preview. In one transaction the store looks the preview up and reads the dead

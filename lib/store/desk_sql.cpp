@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <boost/json.hpp>
 
@@ -104,30 +105,40 @@ std::vector<DeadRef> DeskSql::dead_refs(const DeadListParams& p) {
   return out;
 }
 
-std::vector<std::pair<MessageId, std::optional<std::string>>> DeskSql::dead_ids(
-    const DeadFilter& filter, bool dead_at_order) {
+std::vector<DeskSql::DeadId> DeskSql::dead_ids(const DeadFilter& filter, bool dead_at_order) {
   DeadWhere where{filter, std::nullopt};
-  long long id = 0;
+  long long id = 0, replay_count = 0;
+  std::string queue;
   std::optional<std::string> job_type;
   auto st = prepare_call(c_,
-                         "SELECT id, job_type FROM messages" + where.sql(c_.dialect()) +
+                         "SELECT id, queue, job_type, replay_count FROM messages" +
+                             where.sql(c_.dialect()) +
                              (dead_at_order ? " ORDER BY dead_at, id" : " ORDER BY id"),
                          [&](soci::statement& s) {
                            s.exchange(into(id));
+                           s.exchange(into(queue));
                            s.exchange(into(job_type));
+                           s.exchange(into(replay_count));
                            where.exchange(s);
                          });
-  std::vector<std::pair<MessageId, std::optional<std::string>>> out;
-  for_each_row(c_, st, [&] { out.emplace_back(id, job_type); });
+  std::vector<DeadId> out;
+  for_each_row(c_, st, [&] {
+    out.push_back({id, queue, job_type, static_cast<int>(replay_count)});
+  });
   return out;
 }
 
 DeadMatch DeskSql::dead_match(const DeadMatchParams& p) {
   DeadMatch m;
   std::map<std::optional<std::string>, long long> counts;
-  for (auto& [id, job_type] : dead_ids(p.filter, p.dead_at_order)) {
-    m.ids.push_back(id);
-    ++counts[job_type];
+  std::map<std::tuple<std::string, std::optional<std::string>, int>, long long> replays;
+  for (auto& d : dead_ids(p.filter, p.dead_at_order)) {
+    m.ids.push_back(d.id);
+    ++counts[d.job_type];
+    ++replays[{std::move(d.queue), std::move(d.job_type), d.replay_count}];
+  }
+  for (auto& [key, n] : replays) {
+    m.replays.push_back({std::get<0>(key), std::get<1>(key), std::get<2>(key), n});
   }
   m.by_job_type.assign(counts.begin(), counts.end());
   std::stable_sort(m.by_job_type.begin(), m.by_job_type.end(),
@@ -195,7 +206,7 @@ std::optional<BatchPreview> DeskSql::preview_for_update(const std::string& token
 Result<Confirmed> DeskSql::confirm(const ConfirmParams& p) {
   ConfirmFacts facts;
   facts.preview = preview_for_update(p.token_sha256, p.kind);
-  for (auto& [id, job_type] : dead_ids(p.filter, p.dead_at_order)) facts.ids_now.push_back(id);
+  for (const auto& d : dead_ids(p.filter, p.dead_at_order)) facts.ids_now.push_back(d.id);
   auto plan = p.decide(facts);
   if (!plan) return plan.error();
 

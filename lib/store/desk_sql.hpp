@@ -30,9 +30,14 @@ class DeskSql {
   DismissBatch dismiss_batch(const DismissBatchParams& p);
 
  private:
-  // The dead messages a filter matches, with their job types, in the action's order.
-  std::vector<std::pair<MessageId, std::optional<std::string>>> dead_ids(const DeadFilter& f,
-                                                                         bool dead_at_order);
+  struct DeadId {
+    MessageId id = 0;
+    std::string queue;
+    std::optional<std::string> job_type;
+    int replay_count = 0;
+  };
+  // The dead messages a filter matches, with what a preview counts, in the action's order.
+  std::vector<DeadId> dead_ids(const DeadFilter& f, bool dead_at_order);
   // The stored preview of this token and kind, locked (PostgreSQL) against a second confirmation.
   std::optional<BatchPreview> preview_for_update(const std::string& token_sha256,
                                                  const std::string& kind);

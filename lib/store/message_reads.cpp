@@ -213,6 +213,32 @@ std::optional<MessageHistory> MessageReads::history(const std::string& queue, Me
   return MessageHistory{std::move(*found), attempts(id, page), count.binds().count};
 }
 
+// Rare (an operator looking at a message's versions): not kept prepared.
+std::optional<MessageEdits> MessageReads::edits(const std::string& queue, MessageId id,
+                                                long long from, long long count) {
+  auto found = find(queue, id);
+  if (!found) return std::nullopt;
+  MessageEdits out{std::move(*found), {}};
+  long long in_id = id, limit = count, offset = from, at = 0;
+  std::string previous;
+  std::optional<std::string> actor, reason;
+  auto st = prepare_call(c_,
+                         "SELECT previous_payload, finished_at, actor, reason FROM attempts "
+                         "WHERE message_id = :id AND outcome = 'replayed' "
+                         "AND previous_payload IS NOT NULL ORDER BY id LIMIT :limit OFFSET :offset",
+                         [&](soci::statement& s) {
+                           s.exchange(into(previous));
+                           s.exchange(into(at));
+                           s.exchange(into(actor));
+                           s.exchange(into(reason));
+                           s.exchange(use(in_id, "id"));
+                           s.exchange(use(limit, "limit"));
+                           s.exchange(use(offset, "offset"));
+                         });
+  for_each_row(c_, st, [&] { out.edits.push_back({previous, at, actor, reason}); });
+  return out;
+}
+
 Schedule MessageReads::schedule(TimeMs now) {
   Schedule out;
   auto& due = kept_->next_due;

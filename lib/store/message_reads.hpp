@@ -31,6 +31,10 @@ class MessageReads {
   // on a later page.
   std::optional<MessageHistory> history(const std::string& queue, MessageId id,
                                         const HistoryPage& page);
+  // The message and its edited replays from the `from`-th on (at most `count`), oldest first;
+  // none when the id is not in `queue`. Two statements, like history().
+  std::optional<MessageEdits> edits(const std::string& queue, MessageId id, long long from,
+                                    long long count);
   Schedule schedule(TimeMs now);
 
  private:

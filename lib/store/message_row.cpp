@@ -25,13 +25,14 @@ const char* const MessageUpdateRow::kSql =
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
-    "error_class, stack, cause, actor, reason, previous_payload, count) VALUES (:message_id, "
+    "error_class, stack, cause, actor, reason, previous_payload, count, life, replay_id) VALUES (:message_id, "
     ":attempt, :outcome, :claimed_at, :finished_at, :attempt_worker, :error, :attempt_error_class, "
-    ":stack, :cause, :actor, :reason, :previous_payload, :attempt_count)";
+    ":stack, :cause, :actor, :reason, :previous_payload, :attempt_count, :attempt_life, "
+    ":attempt_replay_id)";
 
 const char* const AttemptRow::kColumns =
     "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
-    "cause, actor, reason, previous_payload, count";
+    "cause, actor, reason, previous_payload, count, life, replay_id";
 namespace {
 
 template <class T>
@@ -182,6 +183,8 @@ void AttemptRow::exchange_into(soci::statement& st) {
   st.exchange(into(reason));
   st.exchange(into(previous_payload));
   st.exchange(into(count));
+  st.exchange(into(life));
+  st.exchange(into(replay_id));
 }
 
 void AttemptRow::exchange_use(soci::statement& st) {
@@ -200,6 +203,8 @@ void AttemptRow::exchange_use(soci::statement& st) {
   st.exchange(use(reason, "reason"));
   st.exchange(use(previous_payload, "previous_payload"));
   st.exchange(use(count, "attempt_count"));
+  st.exchange(use(life, "attempt_life"));
+  st.exchange(use(replay_id, "attempt_replay_id"));
 }
 
 void AttemptRow::assign(const AttemptRecord& a) {
@@ -217,6 +222,8 @@ void AttemptRow::assign(const AttemptRecord& a) {
   reason = a.reason;
   previous_payload = a.previous_payload;
   count = a.count;
+  life = a.life;
+  replay_id = a.replay_id;
 }
 
 AttemptRecord AttemptRow::to_record() const {
@@ -235,6 +242,8 @@ AttemptRecord AttemptRow::to_record() const {
   a.reason = reason;
   a.previous_payload = previous_payload;
   a.count = static_cast<int>(count);
+  a.life = static_cast<int>(life);
+  a.replay_id = replay_id;
   return a;
 }
 

@@ -109,6 +109,8 @@ struct AttemptRow {
   std::optional<std::string> reason;
   std::optional<std::string> previous_payload;
   long long count = 1;
+  long long life = 0;
+  std::optional<long long> replay_id;
 
   void exchange_into(soci::statement& st);
   void exchange_use(soci::statement& st);

@@ -171,6 +171,12 @@ Result<std::vector<Inserted>> MessageSql::insert(const InsertParams& p) {
 
 // ---- transitions -----------------------------------------------------------------------------
 
+// Every entry is written with the life it belongs to: the replay_count the change leaves (a
+// `replayed` entry opens the life its replay begins). One place, so no transition can forget it.
+void MessageSql::stamp_life(Change& change) {
+  for (auto& entry : change.history) entry.life = change.next.replay_count;
+}
+
 void MessageSql::write(const Message& m) {
   auto& s = kept_->update;
   s.binds().row.assign(m);
@@ -244,6 +250,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   auto change = p.decide(current, related);
   if (!change) return change.error();
   if (p.dry_run || change->unchanged) return std::move(change->next);
+  stamp_life(*change);
   if (change->fold && (!last_entry_id || change->history.empty())) {
     throw std::logic_error("a history fold without the entry it folds into");
   }
@@ -293,6 +300,7 @@ std::vector<Message> MessageSql::reap(const ReapParams& p) {
   out.reserve(expired.size());
   for (const auto& m : expired) {
     Change change = p.decide(m);
+    stamp_life(change);
     write(change.next);
     append_history(change.history);
     note_due(change.next);

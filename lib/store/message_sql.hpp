@@ -45,6 +45,7 @@ class MessageSql {
  private:
   struct Statements;  // message_sql.cpp: each kept statement with its SQL and its binds
 
+  static void stamp_life(Change& change);
   void write(const Message& m);
   // PostgreSQL: write() and one history entry in one statement.
   void write_with_history(const Message& m, const AttemptRecord& a);

@@ -91,6 +91,7 @@ std::string skip_reason(const Error& e) {
     case Errc::idempotency_conflict:
     case Errc::already_succeeded: return "key_held";
     case Errc::message_not_found: return "gone";
+    case Errc::replay_limit: return "max_replays";
     default: return "refused";
   }
 }
@@ -167,6 +168,20 @@ void RunSql::count_outcomes(ReplayRun& run) {
   run.succeeded = succeeded.value_or(0);
   run.dead_again = dead.value_or(0);
   run.pending = pending.value_or(0);
+  // Only skipped items have an outcome (replayed ones keep NULL): a scan of the run's items.
+  run.skipped_by_reason.clear();
+  if (run.skipped == 0) return;
+  std::string outcome;
+  long long n = 0;
+  auto st = prepare_call(c_,
+                         "SELECT outcome, COUNT(*) FROM replay_run_items WHERE run_id = :id "
+                         "AND outcome IS NOT NULL GROUP BY outcome ORDER BY outcome",
+                         [&](soci::statement& s) {
+                           s.exchange(into(outcome));
+                           s.exchange(into(n));
+                           s.exchange(use(id, "id"));
+                         });
+  for_each_row(c_, st, [&] { run.skipped_by_reason.emplace_back(outcome, n); });
 }
 
 std::optional<ReplayRun> RunSql::find(long long id) {

@@ -205,6 +205,13 @@ awaitable<std::optional<MessageHistory>> SqlStore::message_history(std::string q
   });
 }
 
+awaitable<std::optional<MessageEdits>> SqlStore::message_edits(std::string queue, MessageId id,
+                                                               long long from, long long count) {
+  return read<std::optional<MessageEdits>>([queue = std::move(queue), id, from, count](EntitySql& sql) {
+    return sql.reads.edits(queue, id, from, count);
+  });
+}
+
 awaitable<Schedule> SqlStore::schedule_peek(TimeMs now) {
   return read<Schedule>([now](EntitySql& sql) { return sql.reads.schedule(now); });
 }

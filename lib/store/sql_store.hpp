@@ -48,6 +48,8 @@ class SqlStore final : public Store {
   awaitable<AckAndClaim> messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                 ClaimParams claim) override;
   awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
+  awaitable<std::optional<MessageEdits>> message_edits(std::string queue, MessageId id,
+                                                       long long from, long long count) override;
   awaitable<std::optional<MessageHistory>> message_history(std::string queue, MessageId id,
                                                            HistoryPage page = {}) override;
   awaitable<Schedule> schedule_peek(TimeMs now) override;

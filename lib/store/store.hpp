@@ -161,6 +161,21 @@ struct MessageHistory {
   long long stored = 0;                 // entries stored in all (the attempt under way is not)
 };
 
+// An edited replay as the history keeps it: the payload it replaced, when, by whom, why.
+struct PayloadEdit {
+  std::string previous_payload;
+  TimeMs at = 0;
+  std::optional<std::string> actor;
+  std::optional<std::string> reason;
+};
+
+// A message and some of its edited replays, oldest first: skip `from` of them, then at most
+// `count` (GET .../versions pages through them).
+struct MessageEdits {
+  Message message;
+  std::vector<PayloadEdit> edits;
+};
+
 // Leadership among the nodes that share one database: called with true when this node became
 // the leader, false when it lost the leadership (from a store thread).
 using LeadershipCallback = std::function<void(bool leading)>;
@@ -220,6 +235,11 @@ class Store {
   // The message and a page of its history in one read; none when the id is not in `queue`.
   virtual awaitable<std::optional<MessageHistory>> message_history(std::string queue, MessageId id,
                                                                    HistoryPage page = {}) = 0;
+  // The message and its edited replays (`replayed` entries with a previous payload) from the
+  // `from`-th on, at most `count`; none when the id is not in `queue`.
+  virtual awaitable<std::optional<MessageEdits>> message_edits(std::string queue, MessageId id,
+                                                               long long from,
+                                                               long long count) = 0;
   virtual awaitable<Schedule> schedule_peek(TimeMs now) = 0;
   // Every queue that has messages (queue empty), or just `queue` (zeros when it has none).
   virtual awaitable<std::vector<QueueStats>> queue_stats(std::optional<std::string> queue,

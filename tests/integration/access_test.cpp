@@ -67,6 +67,7 @@ const RouteCase kRoutes[] = {
     {"POST", "/queues/acl/messages/1/replay", "admin"},
     {"POST", "/queues/acl/messages/1/dismiss", "admin"},
     {"GET", "/queues/acl/messages/1/attempts", "reader"},
+    {"GET", "/queues/acl/messages/1/versions", "reader"},
     {"GET", "/queues", "reader"},
     {"GET", "/queues/acl/stats", "reader"},
     {"GET", "/dlq", "reader"},

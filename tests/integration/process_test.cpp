@@ -95,6 +95,11 @@ BOOST_AUTO_TEST_CASE(check_config_names_the_bad_key) {
   BOOST_TEST(bad_alerts.exit_code == 2);
   BOOST_TEST(bad_alerts.err.find("alerts.webhook_url") != std::string::npos, bad_alerts.err);
 
+  auto bad_limit = run_dlqd({"--config", write(R"({"job_types": {"t": {"max_replays": 1001}}})"),
+                             "--check-config"});
+  BOOST_TEST(bad_limit.exit_code == 2);
+  BOOST_TEST(bad_limit.err.find("job_types.t.max_replays") != std::string::npos, bad_limit.err);
+
   auto not_json = run_dlqd({"--config", write("{nope"), "--check-config"});
   BOOST_TEST(not_json.exit_code == 2);
 

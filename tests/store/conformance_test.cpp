@@ -381,6 +381,59 @@ BOOST_AUTO_TEST_CASE(update_applies_the_decision_or_changes_nothing) {
   BOOST_TEST(*history[0].worker == "w1");
 }
 
+// Each entry is written with the life it belongs to (a replayed entry opens the life its
+// replay begins); message_edits pages through the edited replays, oldest first.
+BOOST_AUTO_TEST_CASE(entries_carry_their_life_and_edits_page_oldest_first) {
+  Message m = dead_message("lives", "one");
+  auto replay_to = [&](std::optional<std::string> payload, TimeMs at) {
+    store::UpdateParams u;
+    u.queue = "lives";
+    u.id = m.id;
+    u.decide = [payload, at](const Message& current, const store::Related& r) {
+      core::ReplayInput in;
+      in.payload = payload;
+      in.reason = "at " + std::to_string(at);
+      return core::replay(current, r, in, at);
+    };
+    BOOST_REQUIRE(wait(store->message_update(u)).has_value());
+  };
+  auto die = [&](TimeMs at) {
+    BOOST_REQUIRE_EQUAL(claim("lives", at).size(), 1u);
+    store::UpdateParams fail;
+    fail.queue = "lives";
+    fail.id = m.id;
+    fail.decide = [at](const Message& current, const store::Related&) {
+      return core::fail(current, {}, QueuePolicy{}, at, [] { return 0.0; });
+    };
+    BOOST_REQUIRE(wait(store->message_update(fail)).has_value());
+  };
+  replay_to(std::string("two"), T + 10);
+  die(T + 20);
+  replay_to(std::nullopt, T + 30);  // not an edit
+  die(T + 40);
+  replay_to(std::string("three"), T + 50);
+
+  std::vector<int> lives;
+  auto history = wait(store->message_history("lives", m.id));
+  BOOST_REQUIRE(history.has_value());
+  for (const auto& a : history->attempts) lives.push_back(a.life);
+  BOOST_TEST(lives == std::vector<int>({0, 1, 1, 2, 2, 3}), boost::test_tools::per_element());
+
+  auto all = wait(store->message_edits("lives", m.id, 0, 10));
+  BOOST_REQUIRE(all.has_value());
+  BOOST_TEST(all->message.payload == "three");
+  BOOST_REQUIRE_EQUAL(all->edits.size(), 2u);
+  BOOST_TEST(all->edits[0].previous_payload == "one");
+  BOOST_TEST(all->edits[0].at == T + 10);
+  BOOST_TEST(*all->edits[0].reason == "at " + std::to_string(T + 10));
+  BOOST_TEST(all->edits[1].previous_payload == "two");
+  BOOST_TEST(all->edits[1].at == T + 50);
+  auto second = wait(store->message_edits("lives", m.id, 1, 1));
+  BOOST_REQUIRE_EQUAL(second->edits.size(), 1u);
+  BOOST_TEST(second->edits[0].previous_payload == "two");
+  BOOST_TEST(!wait(store->message_edits("elsewhere", m.id, 0, 10)).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(replay_sees_the_other_holders_of_its_key) {
   store::NewMessage keyed;
   keyed.idempotency_key = "k";

@@ -2,8 +2,8 @@
 // is brought to the current one by three nodes starting at once, on the backend under test. Each
 // migration is applied once; 008 fills dead_letter_hours from the deaths the messages table still
 // remembers (dead and dismissed messages; a replayed one has lost its dead_at), 009 gives the
-// batch actions of earlier versions the queue their filter names, and 011 lists the queues that
-// hold messages in queue_names.
+// batch actions of earlier versions the queue their filter names, 011 lists the queues that
+// hold messages in queue_names, and 014 fills the lineage (life, replay_id) of stored entries.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -60,6 +60,27 @@ std::string database_at(int version, const TempDir& dir) {
   c.execute(std::string("INSERT INTO attempts (message_id, attempt, outcome, finished_at) "
                         "SELECT id, 1, 'released', ") +
             std::to_string(kHour) + " FROM messages WHERE status = 'pending'");
+  // A message replayed twice, the second time by a run (from 004 on, where runs exist), as
+  // versions before 014 stored it: no lineage on its entries.
+  const std::string t = std::to_string(kHour);
+  c.execute("INSERT INTO messages (queue, payload, status, max_retries, created_at, updated_at, "
+            "life_started_at, status_at, replay_count) VALUES ('lineage', 'p', 'pending', 3, " +
+            t + ", " + t + ", " + t + ", " + t + ", 2)");
+  for (const char* entry : {"1, 'failed', 10, NULL, NULL", "1, 'replayed', 20, 'ops', NULL",
+                            "2, 'failed', 30, NULL, NULL", "2, 'replayed', 40, 'ops', 'again'"}) {
+    c.execute(std::string("INSERT INTO attempts (message_id, attempt, outcome, finished_at, actor, "
+                          "reason) SELECT id, ") +
+              entry + " FROM messages WHERE queue = 'lineage'");
+  }
+  if (version >= 4) {
+    c.execute("INSERT INTO replay_runs (status, filter, actor, reason, created_at, start_at, "
+              "delay_seconds, rate_per_second, keep_order, matched, next_seq, replayed, skipped, "
+              "paced_from, paced_count, updated_at) VALUES ('done', '{}', 'ops', 'again', 35, 35, "
+              "0, 10, 0, 1, 1, 1, 0, 35, 1, 40)");
+    c.execute("INSERT INTO replay_run_items (run_id, seq, message_id, outcome) "
+              "SELECT (SELECT MAX(id) FROM replay_runs), 0, id, NULL FROM messages "
+              "WHERE queue = 'lineage'");
+  }
   c.commit();
   return url;
 }
@@ -140,6 +161,25 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         long long named = 0;
         c.session() << "SELECT COUNT(*) FROM queue_names WHERE queue = 'old'", soci::into(named);
         BOOST_TEST(named == 1);
+      }
+      {  // 014: life counts the replays up to each entry; the run's replay is found as its
+        std::vector<std::string> lineage;
+        long long life = 0, replay_id = 0;
+        soci::indicator ind{};
+        soci::statement st =
+            (c.session().prepare << "SELECT life, replay_id FROM attempts WHERE message_id = "
+                                    "(SELECT id FROM messages WHERE queue = 'lineage') ORDER BY id",
+             soci::into(life), soci::into(replay_id, ind));
+        st.execute();
+        while (st.fetch()) {
+          lineage.push_back(std::to_string(life) + ":" +
+                            (ind == soci::i_ok ? std::to_string(replay_id) : "NULL"));
+        }
+        long long run = 0;
+        if (from >= 4) c.session() << "SELECT MAX(id) FROM replay_runs", soci::into(run);
+        const std::vector<std::string> expected{"0:NULL", "1:NULL", "1:NULL",
+                                                "2:" + (from >= 4 ? std::to_string(run) : "NULL")};
+        BOOST_TEST(lineage == expected, boost::test_tools::per_element());
       }
       for (auto& n : nodes) {
         if (n) n->close();

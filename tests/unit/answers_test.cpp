@@ -72,7 +72,8 @@ BOOST_AUTO_TEST_CASE(an_error_has_one_status_for_problems_and_ack_items) {
   ProblemContext pc{base, path};
   for (Errc code : {Errc::unknown_queue, Errc::message_not_found, Errc::invalid_state,
                     Errc::lease_lost, Errc::already_succeeded, Errc::idempotency_conflict,
-                    Errc::preview_stale, Errc::validation_failed, Errc::replay_not_found}) {
+                    Errc::preview_stale, Errc::validation_failed, Errc::replay_not_found,
+                    Errc::replay_limit}) {
     BOOST_TEST(status_for(code) == problem_from_error(pc, Error(code, "e")).status);
   }
   BOOST_TEST(status_for(Errc::lease_lost) == 409);

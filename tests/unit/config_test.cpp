@@ -128,6 +128,36 @@ BOOST_AUTO_TEST_CASE(access_tokens_are_checked_and_print_back) {
   BOOST_TEST(dup.find("auth.tokens[1].token_sha256") != std::string::npos);
 }
 
+// max_replays: 0..1000 under defaults, a queue and a job type; a queue's replaces the default
+// like every queue key, and of the queue's and the job type's the lower non-zero one wins.
+BOOST_AUTO_TEST_CASE(max_replays_is_checked_and_the_lower_non_zero_limit_wins) {
+  Config c = parse_config(R"({"defaults": {"max_replays": 5},
+                               "queues": {"tight": {"max_replays": 2}, "loose": {"max_replays": 8},
+                                          "free": {"max_replays": 0}},
+                               "job_types": {"charge": {"max_replays": 3}, "mail": {}}})");
+  BOOST_TEST(c.max_replays_for("other", std::nullopt) == 5);
+  BOOST_TEST(c.max_replays_for("other", std::string("charge")) == 3);
+  BOOST_TEST(c.max_replays_for("other", std::string("mail")) == 5);  // 0: no limit of its own
+  BOOST_TEST(c.max_replays_for("tight", std::string("charge")) == 2);
+  BOOST_TEST(c.max_replays_for("loose", std::nullopt) == 8);
+  BOOST_TEST(c.max_replays_for("loose", std::string("charge")) == 3);
+  BOOST_TEST(c.max_replays_for("free", std::nullopt) == 0);
+  BOOST_TEST(c.max_replays_for("free", std::string("charge")) == 3);
+  BOOST_TEST(parse_config("{}").max_replays_for("q", std::nullopt) == 0);
+  Config again = parse_config(print_config(c));
+  BOOST_TEST(again.max_replays_for("tight", std::string("charge")) == 2);
+  BOOST_TEST(again.job_types.at("charge").max_replays == 3);
+
+  BOOST_TEST(config_error(R"({"defaults": {"max_replays": 1001}})").find("defaults.max_replays") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"defaults": {"max_replays": -1}})").find("defaults.max_replays") !=
+             std::string::npos);
+  BOOST_TEST(config_error(R"({"queues": {"q": {"max_replays": 2.5}}})")
+                 .find("queues.q.max_replays") != std::string::npos);
+  BOOST_TEST(config_error(R"({"job_types": {"t": {"max_replays": "3"}}})")
+                 .find("job_types.t.max_replays") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(queue_overrides_merge_over_defaults) {
   Config c = parse_config(R"({"defaults": {"max_retries": 4, "visibility_timeout": 10},
                                "queues": {"emails": {"max_retries": 5,

@@ -1,6 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "core/transitions.hpp"
+#include "core/versions.hpp"
 
 using namespace dlq;
 using namespace dlq::core;
@@ -227,6 +228,33 @@ BOOST_AUTO_TEST_CASE(replay_guards) {
   BOOST_TEST(replay(dead, done, force, kNow).has_value());
 }
 
+// At max_replays a replay is refused unless forced; a state that cannot be replayed says so
+// first. A run's id rides on the `replayed` entry.
+BOOST_AUTO_TEST_CASE(replay_at_max_replays_needs_force_and_names_its_run) {
+  Message dead = processing();
+  dead.status = Status::dead;
+  dead.replay_count = 2;
+  ReplayInput limited;
+  limited.max_replays = 2;
+  BOOST_TEST((replay(dead, {}, limited, kNow).error().code == Errc::replay_limit));
+  Message pending = dead;
+  pending.status = Status::pending;
+  BOOST_TEST((replay(pending, {}, limited, kNow).error().code == Errc::invalid_state));
+  limited.max_replays = 3;
+  BOOST_TEST(replay(dead, {}, limited, kNow).has_value());
+  limited.max_replays = 2;
+  limited.force = true;
+  limited.replay_id = 41;
+  auto forced = replay(dead, {}, limited, kNow);
+  BOOST_REQUIRE(forced.has_value());
+  BOOST_TEST(forced->next.replay_count == 3);
+  BOOST_TEST(forced->history.at(0).replay_id.value_or(0) == 41);
+  ReplayInput unlimited;  // 0: no limit
+  dead.replay_count = 1000;
+  BOOST_TEST(replay(dead, {}, unlimited, kNow).has_value());
+  BOOST_TEST(!replay(dead, {}, unlimited, kNow)->history.at(0).replay_id.has_value());
+}
+
 BOOST_AUTO_TEST_CASE(replay_with_an_edited_payload_keeps_the_previous_one_in_history) {
   Message dead = processing();
   dead.status = Status::dead;
@@ -311,6 +339,48 @@ BOOST_AUTO_TEST_CASE(dismiss_only_dead) {
   BOOST_TEST(to_string(r->next.status) == "dismissed");
   BOOST_TEST(dismiss(processing(), std::nullopt, std::nullopt, kNow).error().message ==
              "only dead messages can be dismissed");
+}
+
+// Versions from edits: each page asks for the edits it needs (one more to tell that another
+// page follows) and builds versions from them and the current payload.
+BOOST_AUTO_TEST_CASE(payload_versions_page_through_the_edits) {
+  store::MessageEdits all;
+  all.message.payload = "v3";
+  all.message.created_at = kNow;
+  all.edits = {{"v1", kNow + 10, std::string("ann"), std::string("one")},
+               {"v2", kNow + 20, std::nullopt, std::string("two")}};
+  auto page = [&](long long after, long long limit) {
+    VersionsPage p{after, limit};
+    EditsWindow w = edits_window(p);
+    store::MessageEdits read{all.message, {}};
+    for (long long i = w.from; i < w.from + w.count && i < 2; ++i) {
+      read.edits.push_back(all.edits[static_cast<std::size_t>(i)]);
+    }
+    return versions_page(read, p);
+  };
+  auto whole = page(0, 20);
+  BOOST_REQUIRE_EQUAL(whole.versions.size(), 3u);
+  BOOST_TEST(whole.versions[0].payload == "v1");
+  BOOST_TEST(whole.versions[0].at == kNow);
+  BOOST_TEST(!whole.versions[0].actor.has_value());
+  BOOST_TEST(whole.versions[1].payload == "v2");
+  BOOST_TEST(whole.versions[1].at == kNow + 10);
+  BOOST_TEST(*whole.versions[1].actor == "ann");
+  BOOST_TEST(whole.versions[2].payload == "v3");
+  BOOST_TEST(*whole.versions[2].reason == "two");
+  BOOST_TEST(!whole.next_after.has_value());
+  for (long long after = 0; after < 3; ++after) {
+    auto one = page(after, 1);
+    BOOST_REQUIRE_EQUAL(one.versions.size(), 1u);
+    BOOST_TEST(one.versions[0].version == after + 1);
+    BOOST_TEST(one.next_after.has_value() == (after < 2));
+  }
+  BOOST_TEST(page(3, 5).versions.empty());
+  BOOST_TEST(page(1, 2).versions.back().payload == "v3");
+  store::MessageEdits never{all.message, {}};
+  auto single = versions_page(never, {0, 20});
+  BOOST_REQUIRE_EQUAL(single.versions.size(), 1u);
+  BOOST_TEST(single.versions[0].payload == "v3");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
