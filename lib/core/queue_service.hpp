@@ -13,11 +13,11 @@
 #include <boost/asio/awaitable.hpp>
 
 #include "config/config.hpp"
-#include "core/versions.hpp"
 #include "core/events.hpp"
 #include "core/redaction.hpp"
 #include "core/request_context.hpp"
 #include "core/transitions.hpp"
+#include "core/versions.hpp"
 #include "core/wake_scheduler.hpp"
 #include "model/time.hpp"
 #include "store/store.hpp"
