@@ -690,7 +690,8 @@ BOOST_AUTO_TEST_CASE(five_hundred_releases_are_one_entry_until_a_failure_comes_b
   BOOST_TEST(entry.at("count").as_int64() == 500);
   BOOST_TEST(entry.at("attempt").as_int64() == 500);
   BOOST_TEST(str(entry, "worker") == "w-500");
-  BOOST_TEST(std::prev(entry.end())->key() == "count");
+  // `count` after previous_payload; only fingerprint and title (issue 32) come after it.
+  BOOST_TEST(std::prev(entry.end(), 3)->key() == "count");
   auto m = c.get(message_path(q, id)).json();
   BOOST_TEST(str(m, "status") == "pending");
   BOOST_TEST(m.at("retry_count").as_int64() == 0);
