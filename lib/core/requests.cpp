@@ -8,6 +8,8 @@
 
 #include <boost/json/value.hpp>
 
+#include "model/fingerprint.hpp"
+
 namespace dlq::core {
 namespace json = boost::json;
 
@@ -377,6 +379,19 @@ FieldErrors decode_fail(const json::object& body, FailInput& out) {
   out.stack = r.text("stack", kMaxStackBytes);
   out.cause = r.text("cause", kMaxCauseBytes);
   out.checkpoint = r.string("checkpoint", kMaxCheckpointBytes, false);
+  if (const json::value* f = r.get("fingerprint")) {
+    std::optional<std::string_view> problem =
+        f->is_string() ? worker_fingerprint_error(f->get_string()) : std::string_view("invalid");
+    if (!problem) {
+      out.fingerprint = std::string(f->get_string());
+    } else if (*problem == "too_long") {
+      r.add("fingerprint",
+            "fingerprint must be at most " + std::to_string(kWorkerFingerprintMaxBytes) + " bytes",
+            "too_long");
+    } else {
+      r.add("fingerprint", "fingerprint must be 1 to 128 of A-Z, a-z, 0-9, _ . : -", "invalid");
+    }
+  }
   return errors;
 }
 

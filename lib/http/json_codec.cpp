@@ -104,6 +104,8 @@ void append_message(std::string& out, const Message& m, const MessageView& view,
   out += ','; key(out, "dead_at"); time_or_null(out, m.dead_at);
   out += ','; key(out, "replay_count"); number(out, m.replay_count);
   out += ','; key(out, "lease_expires_at"); time_or_null(out, m.lease_expires_at);
+  out += ','; key(out, "fingerprint"); string_or_null(out, m.fingerprint);
+  out += ','; key(out, "title"); string_or_null(out, m.title);
   if (view.with_lease_id) {
     out += ','; key(out, "lease_id"); string_or_null(out, m.lease_id);
   }
@@ -169,6 +171,8 @@ json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor
     o["previous_payload"] = nullptr;
   }
   o["count"] = a.count;
+  o["fingerprint"] = optional_string(a.fingerprint);
+  o["title"] = optional_string(a.title);
   o["life"] = a.life;
   o["replay_id"] = a.replay_id ? json::value(*a.replay_id) : json::value(nullptr);
   return o;

@@ -11,7 +11,7 @@ const char* const kMessageColumns =
     "id, queue, payload, status, retry_count, max_retries, retry_after, last_error, created_at, "
     "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
     "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
-    "lease_expires_at, lease_id, worker, life_started_at, status_at";
+    "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title";
 
 const char* const MessageUpdateRow::kSql =
     "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
@@ -21,18 +21,20 @@ const char* const MessageUpdateRow::kSql =
     "attempts = :attempts, first_attempt_at = :first_attempt_at, "
     "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
     "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
-    "life_started_at = :life_started_at, status_at = :status_at WHERE id = :id";
+    "life_started_at = :life_started_at, status_at = :status_at, fingerprint = :fingerprint, "
+    "title = :title WHERE id = :id";
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
-    "error_class, stack, cause, actor, reason, previous_payload, count, life, replay_id) VALUES (:message_id, "
-    ":attempt, :outcome, :claimed_at, :finished_at, :attempt_worker, :error, :attempt_error_class, "
-    ":stack, :cause, :actor, :reason, :previous_payload, :attempt_count, :attempt_life, "
+    "error_class, stack, cause, actor, reason, previous_payload, count, fingerprint, title, life, "
+    "replay_id) VALUES (:message_id, :attempt, :outcome, :claimed_at, :finished_at, "
+    ":attempt_worker, :error, :attempt_error_class, :stack, :cause, :actor, :reason, "
+    ":previous_payload, :attempt_count, :attempt_fingerprint, :attempt_title, :attempt_life, "
     ":attempt_replay_id)";
 
 const char* const AttemptRow::kColumns =
     "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
-    "cause, actor, reason, previous_payload, count, life, replay_id";
+    "cause, actor, reason, previous_payload, count, fingerprint, title, life, replay_id";
 namespace {
 
 template <class T>
@@ -72,6 +74,8 @@ void MessageRow::exchange_into(soci::statement& st) {
   st.exchange(into(worker));
   st.exchange(into(life_started_at));
   st.exchange(into(status_at));
+  st.exchange(into(fingerprint));
+  st.exchange(into(title));
 }
 
 Message MessageRow::to_message() const {
@@ -105,6 +109,8 @@ Message MessageRow::to_message() const {
   m.worker = worker;
   m.life_started_at = life_started_at;
   m.status_at = status_at;
+  m.fingerprint = fingerprint;
+  m.title = title;
   return m;
 }
 
@@ -138,6 +144,8 @@ void MessageUpdateRow::exchange_use(soci::statement& st) {
   st.exchange(use(worker, "worker"));
   st.exchange(use(life_started_at, "life_started_at"));
   st.exchange(use(status_at, "status_at"));
+  st.exchange(use(fingerprint, "fingerprint"));
+  st.exchange(use(title, "title"));
   st.exchange(use(id, "id"));
 }
 
@@ -164,6 +172,8 @@ void MessageUpdateRow::assign(const Message& m) {
   worker = m.worker;
   life_started_at = m.life_started_at;
   status_at = m.status_at;
+  fingerprint = m.fingerprint;
+  title = m.title;
   id = m.id;
 }
 
@@ -183,6 +193,8 @@ void AttemptRow::exchange_into(soci::statement& st) {
   st.exchange(into(reason));
   st.exchange(into(previous_payload));
   st.exchange(into(count));
+  st.exchange(into(fingerprint));
+  st.exchange(into(title));
   st.exchange(into(life));
   st.exchange(into(replay_id));
 }
@@ -203,6 +215,8 @@ void AttemptRow::exchange_use(soci::statement& st) {
   st.exchange(use(reason, "reason"));
   st.exchange(use(previous_payload, "previous_payload"));
   st.exchange(use(count, "attempt_count"));
+  st.exchange(use(fingerprint, "attempt_fingerprint"));
+  st.exchange(use(title, "attempt_title"));
   st.exchange(use(life, "attempt_life"));
   st.exchange(use(replay_id, "attempt_replay_id"));
 }
@@ -222,6 +236,8 @@ void AttemptRow::assign(const AttemptRecord& a) {
   reason = a.reason;
   previous_payload = a.previous_payload;
   count = a.count;
+  fingerprint = a.fingerprint;
+  title = a.title;
   life = a.life;
   replay_id = a.replay_id;
 }
@@ -242,6 +258,8 @@ AttemptRecord AttemptRow::to_record() const {
   a.reason = reason;
   a.previous_payload = previous_payload;
   a.count = static_cast<int>(count);
+  a.fingerprint = fingerprint;
+  a.title = title;
   a.life = static_cast<int>(life);
   a.replay_id = replay_id;
   return a;

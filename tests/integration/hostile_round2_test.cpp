@@ -690,7 +690,7 @@ BOOST_AUTO_TEST_CASE(five_hundred_releases_are_one_entry_until_a_failure_comes_b
   BOOST_TEST(entry.at("count").as_int64() == 500);
   BOOST_TEST(entry.at("attempt").as_int64() == 500);
   BOOST_TEST(str(entry, "worker") == "w-500");
-  // `count` follows previous_payload; later keys (the lineage: life, replay_id) come after it.
+  // `count` follows previous_payload; later keys (fingerprint, title, life, replay_id) come after it.
   auto previous = std::find_if(entry.begin(), entry.end(),
                                [](const auto& kv) { return kv.key() == "previous_payload"; });
   BOOST_REQUIRE(previous != entry.end());

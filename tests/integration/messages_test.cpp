@@ -31,7 +31,7 @@ BOOST_AUTO_TEST_CASE(enqueue_answers_201_with_the_message_in_contract_key_order)
       "id", "queue", "payload", "status", "retry_count", "max_retries", "retry_after", "last_error",
       "created_at", "updated_at", "priority", "job_type", "idempotency_key", "error_class",
       "dead_reason", "checkpoint", "lease_expiries", "attempts", "first_attempt_at",
-      "last_attempt_at", "dead_at", "replay_count", "lease_expires_at"};
+      "last_attempt_at", "dead_at", "replay_count", "lease_expires_at", "fingerprint", "title"};
   BOOST_TEST(keys_of(m) == expected, boost::test_tools::per_element());
   BOOST_TEST(m.at("id").as_int64() > 0);
   BOOST_TEST(str(m, "queue") == q);

@@ -33,7 +33,8 @@ BOOST_AUTO_TEST_CASE(message_objects_carry_the_part_b_keys_in_order) {
   BOOST_TEST(b == (std::vector<std::string>{"priority", "job_type", "idempotency_key", "error_class",
                                             "dead_reason", "checkpoint", "lease_expiries", "attempts",
                                             "first_attempt_at", "last_attempt_at", "dead_at",
-                                            "replay_count", "lease_expires_at"}),
+                                            "replay_count", "lease_expires_at", "fingerprint",
+                                            "title"}),
              boost::test_tools::per_element());
   BOOST_TEST(m.at("priority").as_int64() == 3);
   BOOST_TEST(str(m, "job_type") == "email");
