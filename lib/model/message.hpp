@@ -55,6 +55,9 @@ struct Message {
   int replay_count = 0;
   std::optional<TimeMs> lease_expires_at;
   std::optional<std::string> lease_id;
+  // The latest failure's cause as incidents group it (model/fingerprint.hpp), like last_error.
+  std::optional<std::string> fingerprint;
+  std::optional<std::string> title;
   // Internal bookkeeping, never serialised as such.
   std::optional<std::string> worker;  // who holds the current lease
   TimeMs life_started_at = 0;         // enqueue or latest replay: the retry window counts from here
@@ -89,6 +92,10 @@ struct AttemptRecord {
   // entry instead of adding one (docs/api-decisions.md, "Attempt history"). 1 for every other
   // entry.
   int count = 1;
+  // A failure's or lease expiry's cause (model/fingerprint.hpp); null on other entries and on
+  // entries stored before migration 012.
+  std::optional<std::string> fingerprint;
+  std::optional<std::string> title;
   // The attempt in progress (claimed, not finished): no outcome and no finish time yet. Never
   // stored; the history view appends it.
   bool under_way = false;

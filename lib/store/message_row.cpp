@@ -11,7 +11,7 @@ const char* const kMessageColumns =
     "id, queue, payload, status, retry_count, max_retries, retry_after, last_error, created_at, "
     "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
     "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
-    "lease_expires_at, lease_id, worker, life_started_at, status_at";
+    "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title";
 
 const char* const MessageUpdateRow::kSql =
     "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
@@ -21,17 +21,19 @@ const char* const MessageUpdateRow::kSql =
     "attempts = :attempts, first_attempt_at = :first_attempt_at, "
     "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
     "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
-    "life_started_at = :life_started_at, status_at = :status_at WHERE id = :id";
+    "life_started_at = :life_started_at, status_at = :status_at, fingerprint = :fingerprint, "
+    "title = :title WHERE id = :id";
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
-    "error_class, stack, cause, actor, reason, previous_payload, count) VALUES (:message_id, "
-    ":attempt, :outcome, :claimed_at, :finished_at, :attempt_worker, :error, :attempt_error_class, "
-    ":stack, :cause, :actor, :reason, :previous_payload, :attempt_count)";
+    "error_class, stack, cause, actor, reason, previous_payload, count, fingerprint, title) VALUES "
+    "(:message_id, :attempt, :outcome, :claimed_at, :finished_at, :attempt_worker, :error, "
+    ":attempt_error_class, :stack, :cause, :actor, :reason, :previous_payload, :attempt_count, "
+    ":attempt_fingerprint, :attempt_title)";
 
 const char* const AttemptRow::kColumns =
     "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
-    "cause, actor, reason, previous_payload, count";
+    "cause, actor, reason, previous_payload, count, fingerprint, title";
 namespace {
 
 template <class T>
@@ -71,6 +73,8 @@ void MessageRow::exchange_into(soci::statement& st) {
   st.exchange(into(worker));
   st.exchange(into(life_started_at));
   st.exchange(into(status_at));
+  st.exchange(into(fingerprint));
+  st.exchange(into(title));
 }
 
 Message MessageRow::to_message() const {
@@ -104,6 +108,8 @@ Message MessageRow::to_message() const {
   m.worker = worker;
   m.life_started_at = life_started_at;
   m.status_at = status_at;
+  m.fingerprint = fingerprint;
+  m.title = title;
   return m;
 }
 
@@ -137,6 +143,8 @@ void MessageUpdateRow::exchange_use(soci::statement& st) {
   st.exchange(use(worker, "worker"));
   st.exchange(use(life_started_at, "life_started_at"));
   st.exchange(use(status_at, "status_at"));
+  st.exchange(use(fingerprint, "fingerprint"));
+  st.exchange(use(title, "title"));
   st.exchange(use(id, "id"));
 }
 
@@ -163,6 +171,8 @@ void MessageUpdateRow::assign(const Message& m) {
   worker = m.worker;
   life_started_at = m.life_started_at;
   status_at = m.status_at;
+  fingerprint = m.fingerprint;
+  title = m.title;
   id = m.id;
 }
 
@@ -182,6 +192,8 @@ void AttemptRow::exchange_into(soci::statement& st) {
   st.exchange(into(reason));
   st.exchange(into(previous_payload));
   st.exchange(into(count));
+  st.exchange(into(fingerprint));
+  st.exchange(into(title));
 }
 
 void AttemptRow::exchange_use(soci::statement& st) {
@@ -200,6 +212,8 @@ void AttemptRow::exchange_use(soci::statement& st) {
   st.exchange(use(reason, "reason"));
   st.exchange(use(previous_payload, "previous_payload"));
   st.exchange(use(count, "attempt_count"));
+  st.exchange(use(fingerprint, "attempt_fingerprint"));
+  st.exchange(use(title, "attempt_title"));
 }
 
 void AttemptRow::assign(const AttemptRecord& a) {
@@ -217,6 +231,8 @@ void AttemptRow::assign(const AttemptRecord& a) {
   reason = a.reason;
   previous_payload = a.previous_payload;
   count = a.count;
+  fingerprint = a.fingerprint;
+  title = a.title;
 }
 
 AttemptRecord AttemptRow::to_record() const {
@@ -235,6 +251,8 @@ AttemptRecord AttemptRow::to_record() const {
   a.reason = reason;
   a.previous_payload = previous_payload;
   a.count = static_cast<int>(count);
+  a.fingerprint = fingerprint;
+  a.title = title;
   return a;
 }
 

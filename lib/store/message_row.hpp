@@ -45,6 +45,8 @@ struct MessageRow {
   std::optional<std::string> worker;
   long long life_started_at = 0;
   long long status_at = 0;
+  std::optional<std::string> fingerprint;
+  std::optional<std::string> title;
 
   // Registers every column as an `into` target of `st`, in kMessageColumns order.
   void exchange_into(soci::statement& st);
@@ -83,6 +85,8 @@ struct MessageUpdateRow {
   std::optional<std::string> worker;
   long long life_started_at = 0;
   long long status_at = 0;
+  std::optional<std::string> fingerprint;
+  std::optional<std::string> title;
   long long id = 0;
 
   void exchange_use(soci::statement& st);
@@ -109,6 +113,8 @@ struct AttemptRow {
   std::optional<std::string> reason;
   std::optional<std::string> previous_payload;
   long long count = 1;
+  std::optional<std::string> fingerprint;
+  std::optional<std::string> title;
 
   void exchange_into(soci::statement& st);
   void exchange_use(soci::statement& st);

@@ -3,7 +3,7 @@
 // migration is applied once; 008 fills dead_letter_hours from the deaths the messages table still
 // remembers (dead and dismissed messages; a replayed one has lost its dead_at), 009 gives the
 // batch actions of earlier versions the queue their filter names, and 011 lists the queues that
-// hold messages in queue_names.
+// hold messages in queue_names; 012's fingerprints and titles are null on the rows it finds.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -140,6 +140,15 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         long long named = 0;
         c.session() << "SELECT COUNT(*) FROM queue_names WHERE queue = 'old'", soci::into(named);
         BOOST_TEST(named == 1);
+      }
+      {  // 012: rows stored before have no cause yet (the backfill gives the dead theirs)
+        long long messages = 0, entries = 0;
+        c.session() << "SELECT COUNT(*) FROM messages WHERE fingerprint IS NULL AND title IS NULL",
+            soci::into(messages);
+        c.session() << "SELECT COUNT(*) FROM attempts WHERE fingerprint IS NULL AND title IS NULL",
+            soci::into(entries);
+        BOOST_TEST(messages == 5);
+        BOOST_TEST(entries == 1);
       }
       for (auto& n : nodes) {
         if (n) n->close();
