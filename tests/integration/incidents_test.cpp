@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(entries_sorts_filters_and_pages) {
   BOOST_REQUIRE_EQUAL(beta_ids.at("count").as_int64(), 1);
   auto beta_id = beta_ids.at("messages").at(0).at("id").as_int64();
   BOOST_REQUIRE_EQUAL(c.post(message_path(q1, beta_id, "dismiss"), json::object{}, now).status, 200);
-  for (const std::string target : {"/dlq/incidents/" + beta_fp, std::string("/dlq/incidents/0123456789abcdef"),
+  for (const std::string& target : {"/dlq/incidents/" + beta_fp, std::string("/dlq/incidents/0123456789abcdef"),
                                    std::string("/dlq/incidents/0123456789ABCDEF"),
                                    std::string("/dlq/incidents/0123"), std::string("/dlq/incidents/x%20y")}) {
     auto missing = c.get(target, now);
