@@ -203,6 +203,7 @@ awaitable<Result<Message>> QueueService::succeed(const RequestContext& ctx, std:
 awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::string queue,
                                               MessageId id, FailInput in) {
   const QueuePolicy& policy = config_.policy_for(queue);
+  describe_failure(redactor_, in);
   store::Decide decide = [in = std::move(in), &policy, now = ctx.now, this](
                              const Message& m, const store::Related&) {
     return core::fail(m, in, policy, now, random_);

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "model/fingerprint.hpp"
+
 namespace dlq::core {
 namespace {
 
@@ -50,6 +52,11 @@ void make_dead(Message& m, DeadReason reason, TimeMs now) {
 
 }  // namespace
 
+void describe_failure(const Redactor& redactor, FailInput& in) {
+  in.title = incident_title(redactor.text(in.error));
+  in.frame = in.stack ? stack_frame(*in.stack) : std::string();
+}
+
 bool holds_lease(const Message& m, const std::string& lease_id) {
   return m.status == Status::processing && m.lease_id && *m.lease_id == lease_id;
 }
@@ -90,6 +97,11 @@ Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePol
   attempt.error_class = cls;
   attempt.stack = in.stack;
   attempt.cause = in.cause;
+  std::string fingerprint = in.fingerprint
+                                ? worker_fingerprint(m.job_type, *in.fingerprint)
+                                : computed_fingerprint(m.job_type, cls, in.title, in.frame);
+  attempt.title = in.title;
+  attempt.fingerprint = fingerprint;
 
   store::Change c{m, {std::move(attempt)}, std::nullopt};
   Message& n = c.next;
@@ -97,6 +109,8 @@ Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePol
   n.retry_count = m.retry_count + 1;
   n.last_error = in.error;
   n.error_class = cls;
+  n.title = in.title;
+  n.fingerprint = std::move(fingerprint);
   if (in.checkpoint) n.checkpoint = in.checkpoint;
 
   if (!retryable) {
@@ -156,6 +170,8 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
   n.last_error.reset();
   n.retry_after = in.run_at && *in.run_at > now ? in.run_at : std::nullopt;
   n.error_class.reset();
+  n.fingerprint.reset();
+  n.title.reset();
   n.dead_reason.reset();
   n.dead_at.reset();
   n.life_started_at = now;
@@ -223,12 +239,19 @@ store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs n
                            const UnitRandom& random) {
   AttemptRecord attempt = finished_attempt(m, AttemptOutcome::lease_expired, now);
   attempt.error = "lease expired";
+  // Its own cause, whatever failed before: job type and "lease expired" alone. The message keeps
+  // the earlier failure's error_class (B1).
+  std::string fingerprint = lease_expiry_fingerprint(m.job_type);
+  attempt.title = std::string(kLeaseExpiredTitle);
+  attempt.fingerprint = fingerprint;
   store::Change c{m, {std::move(attempt)}, std::nullopt};
   Message& n = c.next;
   TimeMs expired_at = m.lease_expires_at.value_or(now);
   end_lease(n);
   n.lease_expiries = m.lease_expiries + 1;
   n.last_error = "lease expired";
+  n.title = std::string(kLeaseExpiredTitle);
+  n.fingerprint = std::move(fingerprint);
   if (n.lease_expiries >= policy.max_lease_expiries) {
     make_dead(n, DeadReason::lease_expired, now);
   } else {

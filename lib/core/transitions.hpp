@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "core/redaction.hpp"
 #include "core/retry_policy.hpp"
 #include "model/error.hpp"
 #include "store/store.hpp"
@@ -22,7 +23,17 @@ struct FailInput {
   std::optional<std::string> stack;
   std::optional<std::string> cause;
   std::optional<std::string> checkpoint;
+  // The worker's own cause (`fingerprint`, checked by decode_fail): replaces the computed one.
+  std::optional<std::string> fingerprint;
+  // The error's title and the stack's frame (model/fingerprint.hpp), which the computed
+  // fingerprint hashes with the job type and class: set by describe_failure.
+  std::string title;
+  std::string frame;
 };
+
+// Fills in.title and in.frame. Neither needs the stored message, so callers run it before the
+// transaction (off the store's thread); only the hash, which needs the job type, runs inside.
+void describe_failure(const Redactor& redactor, FailInput& in);
 
 struct ReplayInput {
   std::optional<std::string> reason;

@@ -1,6 +1,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "core/transitions.hpp"
+#include "model/fingerprint.hpp"
 
 using namespace dlq;
 using namespace dlq::core;
@@ -199,12 +200,55 @@ BOOST_AUTO_TEST_CASE(replay_starts_a_new_life) {
   BOOST_TEST(!n.error_class.has_value());
   BOOST_TEST(!n.dead_reason.has_value());
   BOOST_TEST(!n.dead_at.has_value());
+  BOOST_TEST(!n.fingerprint.has_value());
+  BOOST_TEST(!n.title.has_value());
+  BOOST_TEST(!r->history.at(0).fingerprint.has_value());
   BOOST_TEST(n.replay_count == 1);
   BOOST_TEST(n.life_started_at == kNow + 5000);
   BOOST_TEST(*n.checkpoint == "half");
   BOOST_TEST(n.max_retries == 3);
   BOOST_TEST(to_string(r->history.at(0).outcome) == "replayed");
   BOOST_TEST(*r->history.at(0).reason == "fixed the data");
+}
+
+BOOST_AUTO_TEST_CASE(a_failure_carries_its_title_and_fingerprint_on_message_and_entry) {
+  Redactor redactor({"password"});
+  FailInput in;
+  in.error = "login failed: password=hunter2 after 3 tries";
+  in.error_class = ErrorClass::auth;
+  in.stack = "Traceback (most recent call last):\n  File \"/app/x.py\", line 9, in run\n";
+  describe_failure(redactor, in);
+  BOOST_TEST(in.title == "login failed: password=*** after <n> tries");
+  BOOST_TEST(in.frame == "File \"/app/x.py\", line <n>, in run");
+  Message m = processing();
+  m.job_type = "mail";
+  auto r = fail(m, in, QueuePolicy{}, kNow, kNoJitter);
+  BOOST_REQUIRE(r.has_value());
+  std::string expected = computed_fingerprint(m.job_type, ErrorClass::auth, in.title, in.frame);
+  BOOST_TEST(*r->next.title == in.title);
+  BOOST_TEST(*r->next.fingerprint == expected);
+  BOOST_TEST(*r->history.at(0).title == in.title);
+  BOOST_TEST(*r->history.at(0).fingerprint == expected);
+  // The worker's own value replaces the computed one; the title stays the error's.
+  in.fingerprint = "login-refused";
+  auto own = fail(m, in, QueuePolicy{}, kNow, kNoJitter);
+  BOOST_TEST(*own->next.fingerprint == worker_fingerprint(m.job_type, "login-refused"));
+  BOOST_TEST(*own->history.at(0).fingerprint == *own->next.fingerprint);
+  BOOST_TEST(*own->next.title == in.title);
+}
+
+BOOST_AUTO_TEST_CASE(a_lease_expiry_is_its_own_cause_and_keeps_the_class) {
+  Message m = processing();
+  m.job_type = "mail";
+  m.error_class = ErrorClass::timeout;
+  m.title = "slow relay";
+  m.fingerprint = "0123456789abcdef";
+  store::Change c = expire_lease(m, QueuePolicy{}, kNow, kNoJitter);
+  BOOST_TEST(*c.next.title == "lease expired");
+  BOOST_TEST(*c.next.fingerprint == lease_expiry_fingerprint(m.job_type));
+  BOOST_TEST(*c.history.at(0).title == "lease expired");
+  BOOST_TEST(*c.history.at(0).fingerprint == *c.next.fingerprint);
+  BOOST_TEST(to_string(*c.next.error_class) == "timeout");
 }
 
 BOOST_AUTO_TEST_CASE(replay_guards) {
