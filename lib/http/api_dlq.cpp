@@ -267,7 +267,9 @@ DlqHandlers::R DlqHandlers::incidents(const Request& req, const RouteMatch&) {
 DlqHandlers::R DlqHandlers::incident(const Request& req, const RouteMatch& m) {
   auto fingerprint = decode_segment(m.params.at(0));
   if (!fingerprint || !valid_fingerprint(*fingerprint)) co_return incident_not_found(config_, req);
-  auto ctx = request_context(config_, clock_, req);
+  FieldErrors errors;  // X-Now only
+  auto ctx = request_context(config_, clock_, req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
   auto found = co_await desk_.incident(ctx, *fingerprint, core::incident_hours_from(ctx.now),
                                        core::kIncidentHours);
   if (!found) co_return incident_not_found(config_, req);
