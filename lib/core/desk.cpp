@@ -122,6 +122,7 @@ std::string canonical_filter(const store::DeadFilter& f) {
   if (f.job_type) o["job_type"] = *f.job_type;
   if (f.error_class) o["error_class"] = to_string(*f.error_class);
   if (f.dead_reason) o["dead_reason"] = to_string(*f.dead_reason);
+  if (f.fingerprint) o["fingerprint"] = *f.fingerprint;
   if (f.since) o["since"] = format_rfc3339(*f.since);
   if (f.until) o["until"] = format_rfc3339(*f.until);
   if (!f.ids.empty()) {
@@ -338,6 +339,17 @@ awaitable<std::vector<long long>> DeadLetterDesk::dead_hourly(const RequestConte
                                                               std::optional<std::string> queue,
                                                               TimeMs from_hour, int hours) {
   co_return co_await store_.dead_hourly(std::move(queue), from_hour, hours);
+}
+
+awaitable<std::vector<store::Incident>> DeadLetterDesk::incidents(const RequestContext&,
+                                                                  store::IncidentQuery query) {
+  co_return co_await store_.incidents_list(std::move(query));
+}
+
+awaitable<std::optional<store::Incident>> DeadLetterDesk::incident(const RequestContext&,
+                                                                   std::string fingerprint,
+                                                                   TimeMs from_hour, int hours) {
+  co_return co_await store_.incident_find(std::move(fingerprint), from_hour, hours);
 }
 
 awaitable<Result<store::ReplayRun>> DeadLetterDesk::change_run(const RequestContext& ctx,

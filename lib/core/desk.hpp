@@ -55,6 +55,14 @@ struct DismissOutcome {
 
 enum class RunAction { pause, resume, cancel };
 
+// Every incident entry shows this many hours of deaths, the last the current one; retention
+// drops the incident_hours rows of earlier hours.
+inline constexpr int kIncidentHours = 48;
+// The first of those hours at `now`.
+inline TimeMs incident_hours_from(TimeMs now) {
+  return now / kMillisPerHour * kMillisPerHour - (kIncidentHours - 1) * kMillisPerHour;
+}
+
 // A rate or a delay as people write it: 10, not 1E1 (Boost.JSON writes every double in
 // exponent form); fractions stay fractions.
 boost::json::value json_number(double v);
@@ -106,6 +114,13 @@ class DeadLetterDesk {
                                                 TimeMs from_hour, int hours);
   awaitable<Result<store::ReplayRun>> change_run(const RequestContext& ctx, long long id,
                                                  RunAction action);
+  // GET /dlq/incidents: a page of the incidents that have dead messages (store::IncidentQuery).
+  awaitable<std::vector<store::Incident>> incidents(const RequestContext& ctx,
+                                                    store::IncidentQuery query);
+  // GET /dlq/incidents/{fingerprint}: none when it has no dead message.
+  awaitable<std::optional<store::Incident>> incident(const RequestContext& ctx,
+                                                     std::string fingerprint, TimeMs from_hour,
+                                                     int hours);
 
  private:
   store::Store& store_;

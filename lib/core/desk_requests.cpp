@@ -4,6 +4,7 @@
 #include <boost/json/value.hpp>
 
 #include "core/field_reader.hpp"
+#include "model/fingerprint.hpp"
 
 namespace dlq::core {
 namespace json = boost::json;
@@ -54,6 +55,13 @@ void decode_filter(const json::object& body, FieldErrors& errors, store::DeadFil
               "transient, throttled, timeout, not_found, invalid_input, auth, unknown");
   enum_member(r, "dead_reason", out.dead_reason, parse_dead_reason,
               "retries_exhausted, non_retryable, retry_window_exceeded, lease_expired");
+  if (auto fingerprint = r.string("fingerprint", 64, false)) {
+    if (valid_fingerprint(*fingerprint)) {
+      out.fingerprint = *fingerprint;
+    } else {
+      r.add("fingerprint", "fingerprint must be 16 lowercase hex digits", "invalid");
+    }
+  }
   out.since = r.timestamp("since");
   out.until = r.timestamp("until");
   if (const json::value* ids = r.get("ids")) {
@@ -87,26 +95,86 @@ void decode_step(FieldReader& r, bool& dry_run, std::string& token) {
   }
 }
 
+std::optional<std::string> query_fingerprint(const QueryParams& query, FieldErrors& errors) {
+  const std::string* fingerprint = query_value(query, "fingerprint");
+  if (!fingerprint) return std::nullopt;
+  if (valid_fingerprint(*fingerprint)) return *fingerprint;
+  errors.push_back({"fingerprint", "fingerprint must be 16 lowercase hex digits", "invalid"});
+  return std::nullopt;
+}
+
+std::optional<std::string> query_job_type(const QueryParams& query, FieldErrors& errors) {
+  const std::string* job_type = query_value(query, "job_type");
+  if (!job_type) return std::nullopt;
+  if (!job_type->empty() && job_type->size() <= kMaxJobTypeBytes) return *job_type;
+  errors.push_back({"job_type", "job_type must be 1 to 128 bytes", "invalid"});
+  return std::nullopt;
+}
+
+std::optional<ErrorClass> query_error_class(const QueryParams& query, FieldErrors& errors) {
+  const std::string* c = query_value(query, "error_class");
+  if (!c) return std::nullopt;
+  if (auto v = parse_error_class(*c)) return v;
+  errors.push_back({"error_class", "error_class is not a known error class", "invalid"});
+  return std::nullopt;
+}
+
+// An incident cursor: the sort's letter, the last entry's sort value and its fingerprint, as
+// "d.<dead>.<fingerprint>" or "l.<last_dead_at ms>.<fingerprint>".
+char cursor_letter(store::IncidentSort sort) { return sort == store::IncidentSort::dead ? 'd' : 'l'; }
+
+std::optional<store::IncidentPosition> parse_cursor(std::string_view text, store::IncidentSort sort) {
+  if (text.size() < 4 || text[0] != cursor_letter(sort) || text[1] != '.') return std::nullopt;
+  text.remove_prefix(2);
+  auto dot = text.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto value = parse_message_id(text.substr(0, dot));  // 1 to 18 digits
+  bool zero = text.substr(0, dot) == "0";
+  if (!value && !zero) return std::nullopt;
+  std::string_view fingerprint = text.substr(dot + 1);
+  if (!valid_fingerprint(fingerprint)) return std::nullopt;
+  return store::IncidentPosition{value.value_or(0), std::string(fingerprint)};
+}
+
 }  // namespace
+
+FieldErrors decode_incidents(const QueryParams& query, store::IncidentQuery& out) {
+  FieldErrors errors;
+  out.queue = query_queue(query, "queue", errors);
+  out.job_type = query_job_type(query, errors);
+  out.error_class = query_error_class(query, errors);
+  out.since = query_time(query, "since", errors);
+  out.until = query_time(query, "until", errors);
+  if (const std::string* sort = query_value(query, "sort")) {
+    if (*sort == "dead") {
+      out.sort = store::IncidentSort::dead;
+    } else if (*sort == "last_dead_at") {
+      out.sort = store::IncidentSort::last_dead_at;
+    } else {
+      errors.push_back({"sort", "sort must be dead or last_dead_at", "invalid"});
+    }
+  }
+  out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 100, errors).value_or(20));
+  if (const std::string* cursor = query_value(query, "cursor")) {
+    out.after = parse_cursor(*cursor, out.sort);
+    if (!out.after) {
+      errors.push_back({"cursor", "cursor must be a next_cursor of a page in the same sort", "invalid"});
+    }
+  }
+  return errors;
+}
+
+std::string incident_cursor(store::IncidentSort sort, const store::Incident& last) {
+  long long value = sort == store::IncidentSort::dead ? last.dead : last.last_dead_at.value_or(0);
+  return std::string(1, cursor_letter(sort)) + "." + std::to_string(value) + "." + last.fingerprint;
+}
 
 FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& out) {
   FieldErrors errors;
   auto& f = out.filter;
   f.queue = query_queue(query, "queue", errors);
-  if (const std::string* job_type = query_value(query, "job_type")) {
-    if (job_type->empty() || job_type->size() > kMaxJobTypeBytes) {
-      errors.push_back({"job_type", "job_type must be 1 to 128 bytes", "invalid"});
-    } else {
-      f.job_type = *job_type;
-    }
-  }
-  if (const std::string* c = query_value(query, "error_class")) {
-    if (auto v = parse_error_class(*c)) {
-      f.error_class = *v;
-    } else {
-      errors.push_back({"error_class", "error_class is not a known error class", "invalid"});
-    }
-  }
+  f.job_type = query_job_type(query, errors);
+  f.error_class = query_error_class(query, errors);
   if (const std::string* r = query_value(query, "dead_reason")) {
     if (auto v = parse_dead_reason(*r)) {
       f.dead_reason = *v;
@@ -114,6 +182,7 @@ FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& ou
       errors.push_back({"dead_reason", "dead_reason is not a known dead reason", "invalid"});
     }
   }
+  f.fingerprint = query_fingerprint(query, errors);
   f.since = query_time(query, "since", errors);
   f.until = query_time(query, "until", errors);
   std::optional<long long> after;

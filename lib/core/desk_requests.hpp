@@ -14,7 +14,7 @@
 
 namespace dlq::core {
 
-// queue, job_type, error_class, dead_reason, since, until, limit, after_id.
+// queue, job_type, error_class, dead_reason, fingerprint, since, until, limit, after_id.
 FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& out);
 // limit (1..100, default 20), after_id.
 FieldErrors decode_page(const QueryParams& query, int& limit, std::optional<long long>& after_id);
@@ -33,6 +33,13 @@ struct HourlyQuery {
   int hours = 24;
 };
 FieldErrors decode_dead_hourly(const QueryParams& query, HourlyQuery& out);
+
+// GET /dlq/incidents: queue, job_type, error_class, since, until, sort (dead | last_dead_at),
+// limit (1..100, default 20), cursor (a next_cursor of the same sort). `per_hour` is left to
+// the caller (it depends on the request's time).
+FieldErrors decode_incidents(const QueryParams& query, store::IncidentQuery& out);
+// The cursor of the page that follows `last` in `sort`'s order (opaque to clients).
+std::string incident_cursor(store::IncidentSort sort, const store::Incident& last);
 
 struct BatchReplayRequest {
   bool dry_run = false;

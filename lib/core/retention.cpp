@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/desk.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::core {
@@ -35,6 +36,30 @@ awaitable<long long> purge_batches(store::Store& store, QueueService& service,
     if (purged.total < params.limit || !keep_going()) break;
   }
   co_return total;
+}
+
+// The incidents' tables: per_hour's rows before its first hour, and (retention.dead_seconds > 0)
+// incidents with no dead message whose last death is older than that, a batch per transaction.
+template <class KeepGoing>
+awaitable<void> prune_incidents(store::Store& store, const Config& config, TimeMs now,
+                                KeepGoing keep_going) {
+  store::IncidentPruneParams params;
+  params.hours_before = incident_hours_from(now);
+  if (config.retention.dead_seconds > 0) {
+    params.idle_before = now - seconds_to_ms(config.retention.dead_seconds);
+  }
+  params.limit = kBatch;
+  long long hours = 0, incidents = 0;
+  while (keep_going()) {
+    auto pruned = co_await store.incidents_prune(params);
+    hours += pruned.hours;
+    incidents += pruned.incidents;
+    if (pruned.hours == 0 && pruned.incidents == 0) break;
+  }
+  if (hours > 0 || incidents > 0) {
+    log::info("retention sweep", {{"incident_hours", std::to_string(hours)},
+                                  {"incidents", std::to_string(incidents)}});
+  }
 }
 
 }  // namespace
@@ -103,6 +128,7 @@ awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
     total += co_await purge_batches(store, service, std::move(params), true, now, keep_going);
   }
   if (total > 0) log::info("retention sweep", {{"purged", std::to_string(total)}});
+  co_await prune_incidents(store, config, now, keep_going);
   co_return total;
 }
 

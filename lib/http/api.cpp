@@ -81,6 +81,8 @@ const std::vector<Row>& table() {
       {"POST", "/dlq/replay", admin, &DlqHandlers::dlq_replay},
       {"POST", "/dlq/dismiss", admin, &DlqHandlers::dlq_dismiss},
       {"GET", "/dlq/hourly", reader, &DlqHandlers::dead_hourly},
+      {"GET", "/dlq/incidents", reader, &DlqHandlers::incidents},
+      {"GET", "/dlq/incidents/{fingerprint}", reader, &DlqHandlers::incident},
       {"GET", "/dlq/replays", reader, &DlqHandlers::replay_runs},
       {"GET", "/dlq/replays/{id}", reader, &DlqHandlers::replay_run},
       {"POST", "/dlq/replays/{id}/pause", admin, &DlqHandlers::pause_run},

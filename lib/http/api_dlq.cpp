@@ -7,6 +7,7 @@
 #include "http/api_support.hpp"
 #include "http/json_codec.hpp"
 #include "http/message_stream.hpp"
+#include "model/fingerprint.hpp"
 
 namespace dlq::http {
 namespace json = boost::json;
@@ -56,6 +57,42 @@ std::optional<long long> run_id(std::string_view raw) {
 Response run_not_found(const Config& c, const Request& r) {
   return problem(context(c, r), 404, "replay-not-found", "Replay run not found",
                  "no replay run with this id", "replay run not found");
+}
+
+Response incident_not_found(const Config& c, const Request& r) {
+  return problem(context(c, r), 404, "incident-not-found", "Incident not found",
+                 "no incident with this fingerprint has a dead message", "incident not found");
+}
+
+json::value time_or_null(const std::optional<TimeMs>& t) {
+  if (!t) return nullptr;
+  return json::value(format_rfc3339(*t));
+}
+
+// An entry of GET /dlq/incidents, its members in the documented order.
+json::object incident_json(const store::Incident& i) {
+  json::object o;
+  o["fingerprint"] = i.fingerprint;
+  o["title"] = i.title;
+  o["error_class"] = i.error_class ? json::value(to_string(*i.error_class)) : json::value(nullptr);
+  json::array job_types;
+  if (i.job_type) job_types.emplace_back(*i.job_type);
+  o["job_types"] = std::move(job_types);
+  json::object queues;
+  for (const auto& [queue, n] : i.queues) queues[queue] = n;
+  o["queues"] = std::move(queues);
+  o["dead"] = i.dead;
+  o["first_dead_at"] = time_or_null(i.first_dead_at);
+  o["last_dead_at"] = time_or_null(i.last_dead_at);
+  json::array per_hour;
+  for (auto n : i.per_hour) per_hour.emplace_back(n);
+  o["per_hour"] = std::move(per_hour);
+  json::array samples;
+  for (auto id : i.sample_ids) samples.emplace_back(id);
+  o["sample_ids"] = std::move(samples);
+  o["dismissed"] = i.dismissed;
+  o["replayed"] = i.replayed;
+  return o;
 }
 
 // A /dlq page fixed by its ids: a message that left the dead set since is left out.
@@ -205,6 +242,42 @@ DlqHandlers::R DlqHandlers::resume_run(const Request& req, const RouteMatch& m) 
 
 DlqHandlers::R DlqHandlers::cancel_run(const Request& req, const RouteMatch& m) {
   return change_run(req, m, core::RunAction::cancel);
+}
+
+DlqHandlers::R DlqHandlers::incidents(const Request& req, const RouteMatch&) {
+  store::IncidentQuery query;
+  FieldErrors errors = core::decode_incidents(req.query, query);
+  auto ctx = request_context(config_, clock_, req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  const int limit = query.limit;
+  const store::IncidentSort sort = query.sort;
+  query.limit = limit + 1;  // one more tells whether another page follows
+  query.from_hour = core::incident_hours_from(ctx.now);
+  query.hours = core::kIncidentHours;
+  auto found = co_await desk_.incidents(ctx, std::move(query));
+  json::value next = trim_page(found, limit, [sort](const store::Incident& i) {
+    return json::value(core::incident_cursor(sort, i));
+  });
+  json::array items;
+  for (const auto& i : found) items.push_back(incident_json(i));
+  json::object out;
+  std::size_t count = items.size();
+  out["incidents"] = std::move(items);
+  out["count"] = count;
+  out["next_cursor"] = std::move(next);
+  co_return json_response(200, out);
+}
+
+DlqHandlers::R DlqHandlers::incident(const Request& req, const RouteMatch& m) {
+  auto fingerprint = decode_segment(m.params.at(0));
+  if (!fingerprint || !valid_fingerprint(*fingerprint)) co_return incident_not_found(config_, req);
+  FieldErrors errors;  // X-Now only
+  auto ctx = request_context(config_, clock_, req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  auto found = co_await desk_.incident(ctx, *fingerprint, core::incident_hours_from(ctx.now),
+                                       core::kIncidentHours);
+  if (!found) co_return incident_not_found(config_, req);
+  co_return json_response(200, incident_json(*found));
 }
 
 // GET /dlq/hourly: how many messages went dead in each of the last `hours` hours (the current,

@@ -1,5 +1,5 @@
 // The dead-letter desk's handlers: GET /dlq, the two-step POST /dlq/replay and POST /dlq/dismiss,
-// GET /dlq/hourly and the replay runs (GET /dlq/replays[/{id}], POST
+// GET /dlq/hourly, the incidents (GET /dlq/incidents[/{fingerprint}]) and the replay runs (GET /dlq/replays[/{id}], POST
 // /dlq/replays/{id}/pause|resume|cancel).
 #pragma once
 
@@ -31,6 +31,8 @@ class DlqHandlers {
   R dlq_replay(const Request& req, const RouteMatch& m);
   R dlq_dismiss(const Request& req, const RouteMatch& m);
   R dead_hourly(const Request& req, const RouteMatch& m);
+  R incidents(const Request& req, const RouteMatch& m);
+  R incident(const Request& req, const RouteMatch& m);
   R replay_runs(const Request& req, const RouteMatch& m);
   R replay_run(const Request& req, const RouteMatch& m);
   R pause_run(const Request& req, const RouteMatch& m);

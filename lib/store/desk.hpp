@@ -26,6 +26,7 @@ struct DeadFilter {
   std::optional<TimeMs> since;
   std::optional<TimeMs> until;
   std::vector<MessageId> ids;  // batch actions: only these ids (empty: no restriction)
+  std::optional<std::string> fingerprint;  // one incident's (16 lowercase hex digits)
 };
 
 // GET /dlq: dead messages in id order after `after_id`.
@@ -172,6 +173,63 @@ struct DismissBatch {
   long long dismissed = 0;
   long long skipped = 0;
   std::vector<Message> messages;  // as they became
+};
+
+// ---- incidents: dead messages grouped by their fingerprint ----------------------------------
+
+// GET /dlq/incidents: `dead` (most first) or `last_dead_at` (newest first), ties by fingerprint.
+enum class IncidentSort { dead, last_dead_at };
+
+// Where a page of incidents ends: the last entry's sort value (its dead count, or its
+// last_dead_at) and fingerprint; the next page starts after it.
+struct IncidentPosition {
+  long long value = 0;
+  std::string fingerprint;
+};
+
+// Incidents with dead messages, each filter optional: a queue among theirs, their job type or
+// error class, some dead message's dead_at within [since, until].
+struct IncidentQuery {
+  std::optional<std::string> queue;
+  std::optional<std::string> job_type;
+  std::optional<ErrorClass> error_class;
+  std::optional<TimeMs> since;
+  std::optional<TimeMs> until;
+  IncidentSort sort = IncidentSort::dead;
+  int limit = 20;
+  std::optional<IncidentPosition> after;
+  TimeMs from_hour = 0;  // per_hour: `hours` counts from this hour on
+  int hours = 48;
+};
+
+// One incident as GET /dlq/incidents shows it.
+struct Incident {
+  std::string fingerprint;
+  std::string title;  // its first death's
+  std::optional<ErrorClass> error_class;
+  std::optional<std::string> job_type;
+  std::vector<std::pair<std::string, long long>> queues;  // queue -> dead (none at 0), by name
+  long long dead = 0;
+  std::optional<TimeMs> first_dead_at;  // over its dead messages now
+  std::optional<TimeMs> last_dead_at;
+  std::vector<long long> per_hour;     // deaths per hour, the first at IncidentQuery::from_hour
+  std::vector<MessageId> sample_ids;   // its highest dead ids, highest first (at most 3)
+  long long dismissed = 0;  // since it began
+  long long replayed = 0;   // since it began
+  TimeMs last_death_at = 0;  // its latest death ever
+};
+
+// Retention of the incident tables: incident_hours rows of hours before `hours_before`, and
+// incidents with no dead message whose last death came before `idle_before` (none: kept), at
+// most `limit` of each, with their per-queue and per-hour rows.
+struct IncidentPruneParams {
+  TimeMs hours_before = 0;
+  std::optional<TimeMs> idle_before;
+  int limit = 1000;
+};
+struct IncidentsPruned {
+  long long hours = 0;
+  long long incidents = 0;
 };
 
 }  // namespace dlq::store

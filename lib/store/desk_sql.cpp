@@ -32,7 +32,7 @@ struct DeadWhere {
 
   const DeadFilter& f;
   std::optional<MessageId> after;
-  std::string queue, job_type, error_class, dead_reason, ids;
+  std::string queue, job_type, error_class, dead_reason, ids, fingerprint;
   long long since = 0, until = 0, after_id = 0;
 
   std::string sql(const Dialect& d) const {
@@ -41,6 +41,7 @@ struct DeadWhere {
     if (f.job_type) w += " AND job_type = :job_type";
     if (f.error_class) w += " AND error_class = :error_class";
     if (f.dead_reason) w += " AND dead_reason = :dead_reason";
+    if (f.fingerprint) w += " AND fingerprint = :fingerprint";
     if (f.since) w += " AND dead_at >= :since";
     if (f.until) w += " AND dead_at <= :until";
     if (!f.ids.empty()) w += " AND id IN (" + d.json_ids("ids") + ")";
@@ -56,6 +57,7 @@ struct DeadWhere {
     if (f.dead_reason) {
       st.exchange(use(dead_reason = std::string(to_string(*f.dead_reason)), "dead_reason"));
     }
+    if (f.fingerprint) st.exchange(use(fingerprint = *f.fingerprint, "fingerprint"));
     if (f.since) st.exchange(use(since = *f.since, "since"));
     if (f.until) st.exchange(use(until = *f.until, "until"));
     if (!f.ids.empty()) {

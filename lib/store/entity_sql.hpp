@@ -10,6 +10,7 @@
 #include "store/claim_sql.hpp"
 #include "store/desk_sql.hpp"
 #include "store/housekeeping_sql.hpp"
+#include "store/incident_sql.hpp"
 #include "store/leadership_sql.hpp"
 #include "store/message_reads.hpp"
 #include "store/message_sql.hpp"
@@ -23,28 +24,33 @@ struct EntitySql {
   EntitySql(Connection& c, std::string node)
       : audit(c),
         names(c),
-        messages(c, audit, names, std::move(node)),
+        incidents(c),
+        messages(c, audit, names, incidents, std::move(node)),
         claims(c),
         reads(c),
         runs(c, messages, audit),
         desk(c, messages, reads, runs, audit),
-        housekeeping(c, audit, names),
+        housekeeping(c, audit, names, incidents),
         leadership(c) {}
   EntitySql(const EntitySql&) = delete;
   EntitySql& operator=(const EntitySql&) = delete;
 
-  // The transaction is about to commit / was rolled back (MessageSql::before_commit).
+  // The transaction is about to commit / was rolled back (MessageSql::before_commit; the
+  // incidents' counts after dead_letter_hours, the one order every commit takes their locks in).
   void before_commit() {
     messages.before_commit();
+    incidents.before_commit();
     names.end_transaction();
   }
   void discard_pending() {
     messages.discard_pending();
+    incidents.discard_pending();
     names.end_transaction();
   }
 
   AuditSql audit;
   QueueNamesSql names;
+  IncidentSql incidents;
   MessageSql messages;
   ClaimSql claims;
   MessageReads reads;

@@ -9,6 +9,7 @@
 
 #include "store/audit_sql.hpp"
 #include "store/connection.hpp"
+#include "store/incident_sql.hpp"
 #include "store/migrations.hpp"
 #include "store/prepared.hpp"
 #include "store/queue_names_sql.hpp"
@@ -19,7 +20,10 @@ namespace json = boost::json;
 Purged HousekeepingSql::purge(const PurgeParams& p) {
   // The status is written into the text (it is one of three names), so that the planner can
   // match the partial index of that status (migration 007).
-  std::string sql = "SELECT id, queue FROM messages WHERE status = '" +
+  // Dead ones leave their incidents (the fingerprint is read for them only).
+  const bool dead = p.status == Status::dead;
+  std::string sql = std::string("SELECT id, queue") + (dead ? ", fingerprint" : "") +
+                    " FROM messages WHERE status = '" +
                     std::string(to_string(p.status)) + "' AND status_at < :before";
   if (p.queue) sql += " AND queue = :queue";
   std::string except;
@@ -34,11 +38,14 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
   std::string queue = p.queue.value_or("");
   long long before = p.before, limit = p.limit, id = 0;
   std::string row_queue;
+  std::optional<std::string> fingerprint;
+  std::vector<std::pair<std::string, std::string>> left;  // (fingerprint, queue)
   std::vector<long long> ids;
   std::map<std::string, long long> counts;
   soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
     s.exchange(soci::into(id));
     s.exchange(soci::into(row_queue));
+    if (dead) s.exchange(soci::into(fingerprint));
     s.exchange(soci::use(before, "before"));
     if (p.queue) s.exchange(soci::use(queue, "queue"));
     if (!p.except.empty()) s.exchange(soci::use(except, "except"));
@@ -47,6 +54,7 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
   for_each_row(c_, st, [&] {
     ids.push_back(id);
     ++counts[row_queue];
+    if (fingerprint) left.emplace_back(*fingerprint, row_queue);
   });
   Purged out;
   if (ids.empty()) return out;
@@ -56,6 +64,7 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
   const std::string purged = " IN (" + c_.dialect().json_ids("ids") + ")";
   c_.session() << "DELETE FROM attempts WHERE message_id" + purged, soci::use(id_list, "ids");
   c_.session() << "DELETE FROM messages WHERE id" + purged, soci::use(id_list, "ids");
+  for (const auto& [fp, queue] : left) incidents_.note_exit(fp, queue, IncidentExit::deleted);
   out.by_queue.assign(counts.begin(), counts.end());
   out.total = static_cast<long long>(ids.size());
   std::vector<std::string> touched;

@@ -13,14 +13,15 @@ namespace dlq::store {
 
 class AuditSql;
 class Connection;
+class IncidentSql;
 class QueueNamesSql;
 
 class HousekeepingSql {
  public:
-  HousekeepingSql(Connection& c, AuditSql& audit, QueueNamesSql& names)
-      : c_(c), audit_(audit), names_(names) {}
+  HousekeepingSql(Connection& c, AuditSql& audit, QueueNamesSql& names, IncidentSql& incidents)
+      : c_(c), audit_(audit), names_(names), incidents_(incidents) {}
 
-  // Also removes the names of the queues it emptied.
+  // Also removes the names of the queues it emptied; dead messages leave their incidents.
   Purged purge(const PurgeParams& p);
   std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
   // GET /queues: a page of the queues that hold messages, by name, each with its counts.
@@ -39,6 +40,7 @@ class HousekeepingSql {
   Connection& c_;
   AuditSql& audit_;
   QueueNamesSql& names_;
+  IncidentSql& incidents_;
 };
 
 }  // namespace dlq::store

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "store/audit_sql.hpp"
+#include "store/incident_sql.hpp"
 #include "store/message_row.hpp"
 #include "store/pg_listener.hpp"
 #include "store/prepared.hpp"
@@ -150,9 +151,11 @@ struct MessageSql::Statements {
   Prepared<SelectExpired> expired;
 };
 
-MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names, std::string node)
+MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names,
+                       IncidentSql& incidents, std::string node)
     : c_(c),
       audit_(audit),
+      incidents_(incidents),
       inserts_(c, names),
       node_(std::move(node)),
       kept_(std::make_unique<Statements>()) {}
@@ -287,7 +290,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   }
   if (change->audit) audit_.append(*change->audit);
   note_due(next);
-  note_death(current.status, next);
+  note_death(current, next);
   return std::move(change->next);
 }
 
@@ -304,7 +307,7 @@ std::vector<Message> MessageSql::reap(const ReapParams& p) {
     write(change.next);
     append_history(change.history);
     note_due(change.next);
-    note_death(m.status, change.next);
+    note_death(m, change.next);
     out.push_back(std::move(change.next));
   }
   return out;
@@ -319,8 +322,9 @@ void MessageSql::note_due(const Message& m) {
   if (!inserted) it->second = std::min(it->second, due);
 }
 
-void MessageSql::note_death(Status before, const Message& next) {
-  if (next.status != Status::dead || before == Status::dead || !next.dead_at) return;
+void MessageSql::note_death(const Message& before, const Message& next) {
+  incidents_.note_change(before, next);
+  if (next.status != Status::dead || before.status == Status::dead || !next.dead_at) return;
   deaths_[{next.queue, *next.dead_at / kMillisPerHour * kMillisPerHour}] += 1;
 }
 

@@ -18,12 +18,14 @@ namespace dlq::store {
 
 class AuditSql;
 class Connection;
+class IncidentSql;
 class QueueNamesSql;
 
 class MessageSql {
  public:
   // `node`: this process's id in change notifications (PostgreSQL).
-  MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names, std::string node);
+  MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names, IncidentSql& incidents,
+             std::string node);
   ~MessageSql();
   MessageSql(const MessageSql&) = delete;
   MessageSql& operator=(const MessageSql&) = delete;
@@ -56,11 +58,13 @@ class MessageSql {
   std::vector<Status> other_key_holders(const Message& m);
 
   void note_due(const Message& m);
-  // Counts `next` in dead_letter_hours when this change made it dead.
-  void note_death(Status before, const Message& next);
+  // Counts `next` in dead_letter_hours when this change made it dead, and tells its incident
+  // (IncidentSql) that it joined or left.
+  void note_death(const Message& before, const Message& next);
 
   Connection& c_;
   AuditSql& audit_;
+  IncidentSql& incidents_;
   MessageInsertSql inserts_;
   std::string node_;
   std::unique_ptr<Statements> kept_;

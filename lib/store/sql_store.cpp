@@ -268,6 +268,23 @@ awaitable<DeadMatch> SqlStore::dead_match(DeadMatchParams p) {
   return read<DeadMatch>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_match(p); });
 }
 
+awaitable<std::vector<Incident>> SqlStore::incidents_list(IncidentQuery p) {
+  return read<std::vector<Incident>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.incidents.list(p); });
+}
+
+awaitable<std::optional<Incident>> SqlStore::incident_find(std::string fingerprint,
+                                                           TimeMs from_hour, int hours) {
+  return read<std::optional<Incident>>(
+      [fingerprint = std::move(fingerprint), from_hour, hours](EntitySql& sql) {
+        return sql.incidents.find(fingerprint, from_hour, hours);
+      });
+}
+
+awaitable<IncidentsPruned> SqlStore::incidents_prune(IncidentPruneParams p) {
+  return write<IncidentsPruned>([p](EntitySql& sql) { return sql.incidents.prune(p); });
+}
+
 // Not a coroutine: GCC 12 mishandles a lambda temporary holding strings inside a co_await
 // expression (the job received a bitwise copy of the frame's strings; valgrind showed the free).
 awaitable<bool> SqlStore::batch_preview_save(BatchPreview p) {

@@ -74,6 +74,10 @@ class SqlStore final : public Store {
   awaitable<std::vector<ReplayRun>> replay_runs_list(RunListParams p) override;
   awaitable<RunStep> replay_run_step(RunStepParams p) override;
   awaitable<Result<ReplayRun>> replay_run_change(RunChangeParams p) override;
+  awaitable<std::vector<Incident>> incidents_list(IncidentQuery p) override;
+  awaitable<std::optional<Incident>> incident_find(std::string fingerprint, TimeMs from_hour,
+                                                   int hours) override;
+  awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) override;
   void campaign(LeadershipCallback callback) override;
   awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;
   const std::string& node_id() const override { return node_; }

@@ -281,6 +281,15 @@ class Store {
   virtual awaitable<RunStep> replay_run_step(RunStepParams p) = 0;
   virtual awaitable<Result<ReplayRun>> replay_run_change(RunChangeParams p) = 0;
 
+  // Incidents (desk.hpp): counted in the transactions that move their messages.
+  // Up to p.limit incidents with dead messages, in p.sort's order after p.after.
+  virtual awaitable<std::vector<Incident>> incidents_list(IncidentQuery p) = 0;
+  // One incident, with per_hour from `from_hour`; none when it has no dead message.
+  virtual awaitable<std::optional<Incident>> incident_find(std::string fingerprint,
+                                                           TimeMs from_hour, int hours) = 0;
+  // One batch of retention (IncidentPruneParams), in one transaction.
+  virtual awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) = 0;
+
   // Campaigns for the leadership of this database and reports every change to `callback` until
   // close(). SQLite: this process owns the file and leads at once. PostgreSQL: a session-level
   // advisory lock on a dedicated connection; another node takes over within the configured

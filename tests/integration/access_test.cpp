@@ -75,6 +75,8 @@ const RouteCase kRoutes[] = {
     {"POST", "/dlq/dismiss", "admin"},
     {"GET", "/dlq/replays", "reader"},
     {"GET", "/dlq/hourly", "reader"},
+    {"GET", "/dlq/incidents", "reader"},
+    {"GET", "/dlq/incidents/0123456789abcdef", "reader"},
     {"GET", "/dlq/replays/1", "reader"},
     {"POST", "/dlq/replays/1/pause", "admin"},
     {"POST", "/dlq/replays/1/resume", "admin"},

@@ -169,8 +169,8 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
             soci::into(messages);
         c.session() << "SELECT COUNT(*) FROM attempts WHERE fingerprint IS NULL AND title IS NULL",
             soci::into(entries);
-        BOOST_TEST(messages == 5);
-        BOOST_TEST(entries == 1);
+        BOOST_TEST(messages == 6);  // with 014's message of four entries
+        BOOST_TEST(entries == 5);
       }
       {  // 014: life counts the replays up to each entry; the run's replay is found as its
         std::vector<std::string> lineage;

@@ -1,0 +1,509 @@
+// The incidents' statements: the counts a commit moves (kept prepared, they run with every commit
+// that kills, replays, dismisses or deletes a dead message with a fingerprint), the list and the
+// entry of GET /dlq/incidents, and retention of the three tables.
+#include "store/incident_sql.hpp"
+
+#include <algorithm>
+
+#include <boost/json.hpp>
+
+#include "store/connection.hpp"
+#include "store/prepared.hpp"
+
+namespace dlq::store {
+namespace json = boost::json;
+
+using soci::into;
+using soci::use;
+
+namespace {
+
+// An incident's deaths (and the counts of its members that left) added to its row, created by
+// its first death with that death's title, error class and job type.
+constexpr const char* kUpsertIncident =
+    "INSERT INTO incidents (fingerprint, title, error_class, job_type, dead, replayed, dismissed, "
+    "first_dead_at, last_dead_at, last_death_at) VALUES (:fingerprint, :title, :error_class, "
+    ":job_type, :dead, :replayed, :dismissed, :first_death, :last_death, :last_death) "
+    "ON CONFLICT (fingerprint) DO UPDATE SET dead = incidents.dead + :dead, "
+    "replayed = incidents.replayed + :replayed, dismissed = incidents.dismissed + :dismissed, "
+    "first_dead_at = CASE WHEN incidents.first_dead_at IS NULL "
+    "OR incidents.first_dead_at > :first_death THEN :first_death ELSE incidents.first_dead_at END, "
+    "last_dead_at = CASE WHEN incidents.last_dead_at IS NULL "
+    "OR incidents.last_dead_at < :last_death THEN :last_death ELSE incidents.last_dead_at END, "
+    "last_death_at = CASE WHEN incidents.last_death_at < :last_death THEN :last_death "
+    "ELSE incidents.last_death_at END";
+
+struct UpsertIncident {
+  std::string fingerprint, title;
+  std::optional<std::string> error_class, job_type;
+  long long dead = 0, replayed = 0, dismissed = 0, first_death = 0, last_death = 0;
+
+  static std::string sql(const Dialect&) { return kUpsertIncident; }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(fingerprint, "fingerprint"));
+    st.exchange(use(title, "title"));
+    st.exchange(use(error_class, "error_class"));
+    st.exchange(use(job_type, "job_type"));
+    st.exchange(use(dead, "dead"));
+    st.exchange(use(replayed, "replayed"));
+    st.exchange(use(dismissed, "dismissed"));
+    st.exchange(use(first_death, "first_death"));
+    st.exchange(use(last_death, "last_death"));
+  }
+};
+
+// Members left and none died: the row exists (its members' deaths made it).
+struct ExitIncident {
+  std::string fingerprint;
+  long long dead = 0, replayed = 0, dismissed = 0;
+
+  static std::string sql(const Dialect&) {
+    return "UPDATE incidents SET dead = dead + :dead, replayed = replayed + :replayed, "
+           "dismissed = dismissed + :dismissed WHERE fingerprint = :fingerprint";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(dead, "dead"));
+    st.exchange(use(replayed, "replayed"));
+    st.exchange(use(dismissed, "dismissed"));
+    st.exchange(use(fingerprint, "fingerprint"));
+  }
+};
+
+// first/last_dead_at read again from the dead messages (two probes of the (fingerprint, dead_at)
+// index). Run after the row is locked by this transaction's own change to it, so that on
+// PostgreSQL (READ COMMITTED) its snapshot, taken when this statement starts, holds the messages
+// of every transaction that changed the row before: the last to commit sees everything.
+struct RereadDeadTimes {
+  std::string fingerprint;
+
+  static std::string sql(const Dialect&) {
+    return "UPDATE incidents SET "
+           "first_dead_at = (SELECT MIN(dead_at) FROM messages "
+           "WHERE fingerprint = :fingerprint AND status = 'dead'), "
+           "last_dead_at = (SELECT MAX(dead_at) FROM messages "
+           "WHERE fingerprint = :fingerprint AND status = 'dead') "
+           "WHERE fingerprint = :fingerprint";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(fingerprint, "fingerprint"));
+  }
+};
+
+struct AddQueue {
+  std::string fingerprint, queue;
+  long long n = 0;
+
+  static std::string sql(const Dialect&) {
+    return "INSERT INTO incident_queues (fingerprint, queue, dead) VALUES (:fingerprint, :queue, :n) "
+           "ON CONFLICT (fingerprint, queue) DO UPDATE SET dead = incident_queues.dead + :n";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(fingerprint, "fingerprint"));
+    st.exchange(use(queue, "queue"));
+    st.exchange(use(n, "n"));
+  }
+};
+
+struct LowerQueue {
+  std::string fingerprint, queue;
+  long long n = 0;
+
+  static std::string sql(const Dialect&) {
+    return "UPDATE incident_queues SET dead = dead - :n "
+           "WHERE fingerprint = :fingerprint AND queue = :queue";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(n, "n"));
+    st.exchange(use(fingerprint, "fingerprint"));
+    st.exchange(use(queue, "queue"));
+  }
+};
+
+struct AddHour {
+  std::string fingerprint;
+  long long hour = 0, n = 0;
+
+  static std::string sql(const Dialect&) {
+    return "INSERT INTO incident_hours (fingerprint, hour, count) VALUES (:fingerprint, :hour, :n) "
+           "ON CONFLICT (fingerprint, hour) DO UPDATE SET count = incident_hours.count + :n";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(fingerprint, "fingerprint"));
+    st.exchange(use(hour, "hour"));
+    st.exchange(use(n, "n"));
+  }
+};
+
+constexpr const char* kIncidentColumns =
+    "i.fingerprint, i.title, i.error_class, i.job_type, i.dead, i.replayed, i.dismissed, "
+    "i.first_dead_at, i.last_dead_at, i.last_death_at";
+
+// One row of kIncidentColumns.
+struct IncidentRow {
+  std::string fingerprint, title;
+  std::optional<std::string> error_class, job_type;
+  long long dead = 0, replayed = 0, dismissed = 0, last_death_at = 0;
+  std::optional<long long> first_dead_at, last_dead_at;
+
+  void exchange_into(soci::statement& st) {
+    st.exchange(into(fingerprint));
+    st.exchange(into(title));
+    st.exchange(into(error_class));
+    st.exchange(into(job_type));
+    st.exchange(into(dead));
+    st.exchange(into(replayed));
+    st.exchange(into(dismissed));
+    st.exchange(into(first_dead_at));
+    st.exchange(into(last_dead_at));
+    st.exchange(into(last_death_at));
+  }
+  Incident to_incident() const {
+    Incident i;
+    i.fingerprint = fingerprint;
+    i.title = title;
+    if (error_class) i.error_class = parse_error_class(*error_class);
+    i.job_type = job_type;
+    i.dead = dead;
+    i.replayed = replayed;
+    i.dismissed = dismissed;
+    i.first_dead_at = first_dead_at;
+    i.last_dead_at = last_dead_at;
+    i.last_death_at = last_death_at;
+    return i;
+  }
+};
+
+// An incident's highest dead ids (the (fingerprint, id) index, read backwards).
+struct SampleIds {
+  std::string fingerprint;
+  long long id = 0;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT id FROM messages WHERE fingerprint = :fingerprint AND status = 'dead' "
+           "ORDER BY id DESC LIMIT 3";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(id));
+    st.exchange(use(fingerprint, "fingerprint"));
+  }
+};
+
+const char* sort_column(IncidentSort s) {
+  return s == IncidentSort::dead ? "i.dead" : "i.last_dead_at";
+}
+
+}  // namespace
+
+struct IncidentSql::Statements {
+  Prepared<UpsertIncident> upsert;
+  Prepared<ExitIncident> exit;
+  Prepared<RereadDeadTimes> reread;
+  Prepared<AddQueue> add_queue;
+  Prepared<LowerQueue> lower_queue;
+  Prepared<AddHour> add_hour;
+  Prepared<SampleIds> samples;
+};
+
+IncidentSql::IncidentSql(Connection& c) : c_(c), kept_(std::make_unique<Statements>()) {}
+
+IncidentSql::~IncidentSql() = default;
+
+// ---- counting --------------------------------------------------------------------------------
+
+void IncidentSql::note_change(const Message& before, const Message& after) {
+  bool was_dead = before.status == Status::dead, is_dead = after.status == Status::dead;
+  if (!was_dead && is_dead && after.fingerprint && after.dead_at) {
+    IncidentDeath d;
+    d.fingerprint = *after.fingerprint;
+    d.title = after.title.value_or("");
+    // A lease expiry's incident has no error class (the message keeps its earlier failure's).
+    if (after.error_class && after.dead_reason != DeadReason::lease_expired) {
+      d.error_class = std::string(to_string(*after.error_class));
+    }
+    d.job_type = after.job_type;
+    d.queue = after.queue;
+    d.dead_at = *after.dead_at;
+    note_death(d);
+  } else if (was_dead && !is_dead && before.fingerprint) {
+    note_exit(*before.fingerprint, before.queue,
+              after.status == Status::dismissed ? IncidentExit::dismissed : IncidentExit::replayed);
+  }
+}
+
+void IncidentSql::note_death(const IncidentDeath& d) {
+  auto [it, created] = incidents_.try_emplace(d.fingerprint);
+  Pending& p = it->second;
+  if (!p.first_death) {  // the first death this transaction saw names a new incident
+    p.title = d.title;
+    p.error_class = d.error_class;
+    p.job_type = d.job_type;
+  }
+  p.dead += 1;
+  p.first_death = std::min(p.first_death.value_or(d.dead_at), d.dead_at);
+  p.last_death = std::max(p.last_death.value_or(d.dead_at), d.dead_at);
+  queues_[{d.fingerprint, d.queue}] += 1;
+  hours_[{d.fingerprint, d.dead_at / kMillisPerHour * kMillisPerHour}] += 1;
+}
+
+void IncidentSql::note_exit(const std::string& fingerprint, const std::string& queue,
+                            IncidentExit how) {
+  Pending& p = incidents_[fingerprint];
+  p.dead -= 1;
+  if (how == IncidentExit::replayed) p.replayed += 1;
+  if (how == IncidentExit::dismissed) p.dismissed += 1;
+  p.exited = true;
+  queues_[{fingerprint, queue}] -= 1;
+}
+
+void IncidentSql::discard_pending() {
+  incidents_.clear();
+  queues_.clear();
+  hours_.clear();
+}
+
+void IncidentSql::before_commit() {
+  if (incidents_.empty()) return;
+  for (const auto& [fingerprint, p] : incidents_) {
+    if (p.first_death) {
+      auto& s = kept_->upsert;
+      auto& b = s.binds();
+      b.fingerprint = fingerprint;
+      b.title = p.title;
+      b.error_class = p.error_class;
+      b.job_type = p.job_type;
+      b.dead = p.dead;
+      b.replayed = p.replayed;
+      b.dismissed = p.dismissed;
+      b.first_death = *p.first_death;
+      b.last_death = *p.last_death;
+      run_once(c_, s.on(c_));
+    } else {
+      auto& s = kept_->exit;
+      auto& b = s.binds();
+      b.fingerprint = fingerprint;
+      b.dead = p.dead;
+      b.replayed = p.replayed;
+      b.dismissed = p.dismissed;
+      run_once(c_, s.on(c_));
+    }
+    if (p.exited) {
+      kept_->reread.binds().fingerprint = fingerprint;
+      run_once(c_, kept_->reread.on(c_));
+    }
+  }
+  for (const auto& [key, n] : queues_) {
+    if (n > 0) {
+      auto& b = kept_->add_queue.binds();
+      b.fingerprint = key.first;
+      b.queue = key.second;
+      b.n = n;
+      run_once(c_, kept_->add_queue.on(c_));
+    } else if (n < 0) {
+      auto& b = kept_->lower_queue.binds();
+      b.fingerprint = key.first;
+      b.queue = key.second;
+      b.n = -n;
+      run_once(c_, kept_->lower_queue.on(c_));
+    }
+  }
+  for (const auto& [key, n] : hours_) {
+    auto& b = kept_->add_hour.binds();
+    b.fingerprint = key.first;
+    b.hour = key.second;
+    b.n = n;
+    run_once(c_, kept_->add_hour.on(c_));
+  }
+  discard_pending();
+}
+
+// ---- reads -----------------------------------------------------------------------------------
+
+std::vector<Incident> IncidentSql::list(const IncidentQuery& q) {
+  std::string sql = std::string("SELECT ") + kIncidentColumns + " FROM incidents i WHERE i.dead > 0";
+  if (q.job_type) sql += " AND i.job_type = :job_type";
+  if (q.error_class) sql += " AND i.error_class = :error_class";
+  if (q.queue) {
+    sql += " AND EXISTS (SELECT 1 FROM incident_queues iq WHERE iq.fingerprint = i.fingerprint "
+           "AND iq.queue = :queue AND iq.dead > 0)";
+  }
+  if (q.since || q.until) {
+    // The incident's span first (its row), then one probe of its dead messages' dead_at.
+    std::string window;
+    if (q.since) {
+      sql += " AND i.last_dead_at >= :since";
+      window += " AND m.dead_at >= :since";
+    }
+    if (q.until) {
+      sql += " AND i.first_dead_at <= :until";
+      window += " AND m.dead_at <= :until";
+    }
+    sql += " AND EXISTS (SELECT 1 FROM messages m WHERE m.fingerprint = i.fingerprint "
+           "AND m.status = 'dead'" + window + ")";
+  }
+  const std::string column = sort_column(q.sort);
+  if (q.after) {
+    sql += " AND (" + column + " < :after_value OR (" + column +
+           " = :after_value AND i.fingerprint > :after_fingerprint))";
+  }
+  sql += " ORDER BY " + column + " DESC, i.fingerprint LIMIT :limit";
+
+  std::string job_type = q.job_type.value_or(""), queue = q.queue.value_or("");
+  std::string error_class = q.error_class ? std::string(to_string(*q.error_class)) : "";
+  long long since = q.since.value_or(0), until = q.until.value_or(0), limit = q.limit;
+  long long after_value = q.after ? q.after->value : 0;
+  std::string after_fingerprint = q.after ? q.after->fingerprint : "";
+  IncidentRow row;
+  std::vector<Incident> out;
+  soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
+    row.exchange_into(s);
+    if (q.job_type) s.exchange(use(job_type, "job_type"));
+    if (q.error_class) s.exchange(use(error_class, "error_class"));
+    if (q.queue) s.exchange(use(queue, "queue"));
+    if (q.since) s.exchange(use(since, "since"));
+    if (q.until) s.exchange(use(until, "until"));
+    if (q.after) {
+      s.exchange(use(after_value, "after_value"));
+      s.exchange(use(after_fingerprint, "after_fingerprint"));
+    }
+    s.exchange(use(limit, "limit"));
+  });
+  for_each_row(c_, st, [&] { out.push_back(row.to_incident()); });
+  complete(out, q.from_hour, q.hours);
+  return out;
+}
+
+std::optional<Incident> IncidentSql::find(const std::string& fingerprint, TimeMs from_hour,
+                                          int hours) {
+  std::string fp = fingerprint;
+  IncidentRow row;
+  soci::statement st = prepare_call(
+      c_, std::string("SELECT ") + kIncidentColumns +
+              " FROM incidents i WHERE i.fingerprint = :fingerprint AND i.dead > 0",
+      [&](soci::statement& s) {
+        row.exchange_into(s);
+        s.exchange(use(fp, "fingerprint"));
+      });
+  if (!run_once(c_, st)) return std::nullopt;
+  std::vector<Incident> one{row.to_incident()};
+  complete(one, from_hour, hours);
+  return std::move(one.front());
+}
+
+// Two statements for the page's queues and hours, one index probe per incident for its samples.
+void IncidentSql::complete(std::vector<Incident>& incidents, TimeMs from_hour, int hours) {
+  if (incidents.empty()) return;
+  std::map<std::string, Incident*> by_fingerprint;
+  json::array list;
+  for (auto& i : incidents) {
+    by_fingerprint[i.fingerprint] = &i;
+    list.emplace_back(i.fingerprint);
+    i.per_hour.assign(static_cast<std::size_t>(hours), 0);
+  }
+  std::string fingerprints = json::serialize(list);
+  const std::string in = " IN (" + c_.dialect().json_texts("fingerprints") + ")";
+  std::string fingerprint, queue;
+  long long n = 0, hour = 0;
+  {
+    soci::statement st = prepare_call(
+        c_, "SELECT fingerprint, queue, dead FROM incident_queues WHERE fingerprint" + in +
+                " AND dead > 0",
+        [&](soci::statement& s) {
+          s.exchange(into(fingerprint));
+          s.exchange(into(queue));
+          s.exchange(into(n));
+          s.exchange(use(fingerprints, "fingerprints"));
+        });
+    for_each_row(c_, st, [&] { by_fingerprint.at(fingerprint)->queues.emplace_back(queue, n); });
+  }
+  long long from = from_hour, until = from_hour + hours * kMillisPerHour;
+  {
+    soci::statement st = prepare_call(
+        c_, "SELECT fingerprint, hour, count FROM incident_hours WHERE fingerprint" + in +
+                " AND hour >= :from AND hour < :until",
+        [&](soci::statement& s) {
+          s.exchange(into(fingerprint));
+          s.exchange(into(hour));
+          s.exchange(into(n));
+          s.exchange(use(fingerprints, "fingerprints"));
+          s.exchange(use(from, "from"));
+          s.exchange(use(until, "until"));
+        });
+    for_each_row(c_, st, [&] {
+      auto i = (hour - from_hour) / kMillisPerHour;
+      if (i >= 0 && i < hours) by_fingerprint.at(fingerprint)->per_hour[static_cast<std::size_t>(i)] += n;
+    });
+  }
+  auto& samples = kept_->samples;
+  for (auto& i : incidents) {
+    std::sort(i.queues.begin(), i.queues.end());  // by name, in byte order
+    samples.binds().fingerprint = i.fingerprint;
+    for_each_row(c_, samples.on(c_), [&] { i.sample_ids.push_back(samples.binds().id); });
+  }
+}
+
+// ---- retention -------------------------------------------------------------------------------
+
+// Idle incidents first, then old hours, each in key order (incidents before incident_hours, as
+// before_commit takes them), so that retention and live commits lock rows in one order.
+IncidentsPruned IncidentSql::prune(const IncidentPruneParams& p) {
+  IncidentsPruned out;
+  long long limit = p.limit;
+  std::string fingerprint;
+  if (p.idle_before) {
+    long long idle = *p.idle_before;
+    std::vector<std::string> idle_ones;
+    soci::statement st = prepare_call(
+        c_, "SELECT fingerprint FROM incidents WHERE dead = 0 AND last_death_at < :idle "
+            "ORDER BY fingerprint LIMIT :limit",
+        [&](soci::statement& s) {
+          s.exchange(into(fingerprint));
+          s.exchange(use(idle, "idle"));
+          s.exchange(use(limit, "limit"));
+        });
+    for_each_row(c_, st, [&] { idle_ones.push_back(fingerprint); });
+    for (auto& fp : idle_ones) {
+      // Checked again under the row's lock: a death since the read keeps it.
+      soci::statement del = prepare_call(
+          c_, "DELETE FROM incidents WHERE fingerprint = :fingerprint AND dead = 0 "
+              "AND last_death_at < :idle",
+          [&](soci::statement& s) {
+            s.exchange(use(fp, "fingerprint"));
+            s.exchange(use(idle, "idle"));
+          });
+      del.execute(true);
+      bool deleted = del.get_affected_rows() > 0;
+      c_.finish(del);
+      if (!deleted) continue;
+      ++out.incidents;
+      c_.session() << "DELETE FROM incident_queues WHERE fingerprint = :fingerprint",
+          use(fp, "fingerprint");
+      c_.session() << "DELETE FROM incident_hours WHERE fingerprint = :fingerprint",
+          use(fp, "fingerprint");
+    }
+  }
+  long long before = p.hours_before;
+  std::vector<std::string> with_old_hours;
+  soci::statement st = prepare_call(
+      c_, "SELECT DISTINCT fingerprint FROM incident_hours WHERE hour < :before "
+          "ORDER BY fingerprint LIMIT :limit",
+      [&](soci::statement& s) {
+        s.exchange(into(fingerprint));
+        s.exchange(use(before, "before"));
+        s.exchange(use(limit, "limit"));
+      });
+  for_each_row(c_, st, [&] { with_old_hours.push_back(fingerprint); });
+  for (auto& fp : with_old_hours) {
+    soci::statement del = prepare_call(
+        c_, "DELETE FROM incident_hours WHERE fingerprint = :fingerprint AND hour < :before",
+        [&](soci::statement& s) {
+          s.exchange(use(fp, "fingerprint"));
+          s.exchange(use(before, "before"));
+        });
+    del.execute(true);
+    out.hours += del.get_affected_rows();
+    c_.finish(del);
+  }
+  return out;
+}
+
+}  // namespace dlq::store

@@ -1,0 +1,246 @@
+// Incidents over real HTTP, on both databases: GET /dlq/incidents's entries (members in order,
+// counts per queue, deaths per hour, samples), its two sorts, filters and limit=2 paging with a
+// cursor bound to its sort, each bad parameter a 422; GET /dlq/incidents/{fingerprint} and its
+// 404s; `fingerprint` as a filter of GET /dlq and of batch previews (a death after the preview
+// makes the confirmation stale). Each test uses a job type of its own: its incidents are its own.
+#include <boost/test/unit_test.hpp>
+
+#include "integration/server_fixture.hpp"
+
+namespace json = boost::json;
+using namespace dlq::test;
+
+namespace incidents_it {
+
+// Enqueues one message of `job_type` into `queue` (max_retries 1), claims and fails it with
+// `error` at `when` (X-Now): dead. Returns its id.
+std::int64_t die(HttpClient& c, const std::string& queue, const std::string& job_type,
+                 const std::string& error, const std::string& when,
+                 const std::string& error_class = "transient") {
+  json::object body{{"payload", "{}"}, {"max_retries", 1}, {"job_type", job_type}};
+  auto res = c.post("/queues/" + queue + "/messages", body, now_header(when));
+  BOOST_REQUIRE_EQUAL(res.status, 201);
+  auto m = claim_one(c, queue, now_header(when));
+  auto id = m.at("id").as_int64();
+  auto failed = c.post(message_path(queue, id, "fail"),
+                       json::object{{"error", error}, {"error_class", error_class}},
+                       now_header(when));
+  BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
+  return id;
+}
+
+std::vector<std::string> keys_of(const json::object& o) {
+  std::vector<std::string> out;
+  for (const auto& kv : o) out.emplace_back(kv.key());
+  return out;
+}
+
+std::vector<std::string> titles(const json::value& page) {
+  std::vector<std::string> out;
+  for (const auto& i : page.at("incidents").as_array()) out.push_back(str(i, "title"));
+  return out;
+}
+
+// Follows next_cursor from `first` (a query without cursor) at limit=2: every title, in order.
+std::vector<std::string> paged(HttpClient& c, const std::string& first, const Headers& now) {
+  std::vector<std::string> out;
+  std::string target = first + "&limit=2";
+  for (int pages = 0; pages < 10; ++pages) {
+    auto res = c.get(target, now);
+    BOOST_REQUIRE_EQUAL(res.status, 200);
+    auto page = res.json();
+    BOOST_TEST(page.at("count").as_int64() <= 2);
+    for (const auto& t : titles(page)) out.push_back(t);
+    if (page.at("next_cursor").is_null()) return out;
+    target = first + "&limit=2&cursor=" + std::string(page.at("next_cursor").as_string());
+  }
+  BOOST_FAIL("paging did not end");
+  return out;
+}
+
+}  // namespace incidents_it
+
+using namespace incidents_it;
+
+BOOST_AUTO_TEST_SUITE(incidents)
+
+BOOST_AUTO_TEST_CASE(entries_sorts_filters_and_pages) {
+  HttpClient c(shared_dlqd().port());
+  const std::string jt = fresh_queue("jt"), q1 = fresh_queue("inc"), q2 = fresh_queue("inc");
+  const auto now = now_header(at_s(3 * 3600 + 60));  // in hour 3 after t0
+  // alpha: 3 dead over two queues and two hours; gamma: 2 (the newest); beta: 1; delta: 1 then
+  // replayed (not listed).
+  std::int64_t a1 = die(c, q1, jt, "alpha failed for order 17", at_s(100));
+  std::int64_t a2 = die(c, q2, jt, "alpha failed for order 18", at_s(3 * 3600 + 10));
+  std::int64_t a3 = die(c, q1, jt, "alpha failed for order 19", at_s(3 * 3600 + 20));
+  die(c, q1, jt, "beta failed", at_s(200));
+  die(c, q2, jt, "gamma timed out", at_s(3 * 3600 + 30), "timeout");
+  std::int64_t g2 = die(c, q2, jt, "gamma timed out", at_s(3 * 3600 + 40), "timeout");
+  std::int64_t d1 = die(c, q1, jt, "delta failed", at_s(300));
+  BOOST_REQUIRE_EQUAL(c.post(message_path(q1, d1, "replay"), json::object{}, now).status, 200);
+
+  auto res = c.get("/dlq/incidents?job_type=" + jt, now);
+  BOOST_REQUIRE_EQUAL(res.status, 200);
+  auto page = res.json().as_object();
+  BOOST_TEST((keys_of(page) == std::vector<std::string>{"incidents", "count", "next_cursor"}));
+  BOOST_TEST(page.at("count").as_int64() == 3);
+  BOOST_TEST(page.at("next_cursor").is_null());
+  const auto names = titles(page);
+  BOOST_REQUIRE_EQUAL(names.size(), 3u);
+  BOOST_TEST(names[0].starts_with("alpha"));  // dead, most first
+  BOOST_TEST(names[1].starts_with("gamma"));
+  BOOST_TEST(names[2].starts_with("beta"));
+
+  const auto& alpha = page.at("incidents").as_array().at(0).as_object();
+  BOOST_TEST((keys_of(alpha) ==
+              std::vector<std::string>{"fingerprint", "title", "error_class", "job_types", "queues",
+                                       "dead", "first_dead_at", "last_dead_at", "per_hour",
+                                       "sample_ids", "dismissed", "replayed"}));
+  const std::string fp = str(alpha, "fingerprint");
+  BOOST_TEST(fp.size() == 16u);
+  BOOST_TEST(str(alpha, "title") == "alpha failed for order <n>");
+  BOOST_TEST(str(alpha, "error_class") == "transient");
+  BOOST_TEST(json::serialize(alpha.at("job_types")) == json::serialize(json::array{json::value(jt)}));
+  BOOST_TEST(json::serialize(alpha.at("queues")) ==
+             json::serialize(json::object{{q1, 2}, {q2, 1}}));
+  BOOST_TEST(alpha.at("dead").as_int64() == 3);
+  BOOST_TEST(str(alpha, "first_dead_at") == at_s(100));
+  BOOST_TEST(str(alpha, "last_dead_at") == at_s(3 * 3600 + 20));
+  const auto& per_hour = alpha.at("per_hour").as_array();
+  BOOST_REQUIRE_EQUAL(per_hour.size(), 48u);
+  BOOST_TEST(per_hour.at(47).as_int64() == 2);  // this hour
+  BOOST_TEST(per_hour.at(44).as_int64() == 1);  // three hours ago
+  BOOST_TEST(json::serialize(alpha.at("sample_ids")) == json::serialize(json::array{a3, a2, a1}));
+  BOOST_TEST(alpha.at("dismissed").as_int64() == 0);
+  BOOST_TEST(alpha.at("replayed").as_int64() == 0);
+
+  // The entry alone is the same object.
+  auto one = c.get("/dlq/incidents/" + fp, now);
+  BOOST_REQUIRE_EQUAL(one.status, 200);
+  BOOST_TEST(json::serialize(one.json()) == json::serialize(alpha));
+
+  // last_dead_at: newest first.
+  auto newest = titles(c.get("/dlq/incidents?sort=last_dead_at&job_type=" + jt, now).json());
+  BOOST_REQUIRE_EQUAL(newest.size(), 3u);
+  BOOST_TEST(newest[0].starts_with("gamma"));
+  BOOST_TEST(newest[1].starts_with("alpha"));
+  BOOST_TEST(newest[2].starts_with("beta"));
+
+  // limit=2 pages, each sort, to the same order.
+  BOOST_TEST(paged(c, "/dlq/incidents?job_type=" + jt, now) == names);
+  BOOST_TEST(paged(c, "/dlq/incidents?sort=last_dead_at&job_type=" + jt, now) == newest);
+  // A cursor of one sort is no cursor of the other.
+  auto first = c.get("/dlq/incidents?limit=1&job_type=" + jt, now).json();
+  const std::string cursor(first.at("next_cursor").as_string());
+  auto crossed = c.get("/dlq/incidents?sort=last_dead_at&cursor=" + cursor + "&job_type=" + jt, now);
+  BOOST_TEST(crossed.status == 422);
+  BOOST_TEST((error_fields(crossed) == std::vector<std::string>{"cursor"}));
+
+  // Filters: a queue among theirs (members stay whole), error class, a window of dead_at.
+  auto in_q2 = c.get("/dlq/incidents?queue=" + q2 + "&job_type=" + jt, now).json();
+  BOOST_TEST((titles(in_q2) == std::vector<std::string>{names[0], names[1]}));
+  BOOST_TEST(in_q2.at("incidents").at(0).at("dead").as_int64() == 3);
+  auto timeouts = titles(c.get("/dlq/incidents?error_class=timeout&job_type=" + jt, now).json());
+  BOOST_TEST((timeouts == std::vector<std::string>{names[1]}));
+  auto early = titles(c.get("/dlq/incidents?job_type=" + jt + "&since=" + at_s(150) +
+                                "&until=" + at_s(250), now).json());
+  BOOST_TEST((early == std::vector<std::string>{names[2]}));
+  auto late = titles(c.get("/dlq/incidents?job_type=" + jt + "&since=" + at_s(3 * 3600), now).json());
+  BOOST_TEST((late == std::vector<std::string>{names[0], names[1]}));
+
+  // GET /dlq?fingerprint=: the incident's dead messages.
+  const std::string gamma_fp = str(page.at("incidents").at(1), "fingerprint");
+  auto members = c.get("/dlq?fingerprint=" + gamma_fp).json();
+  BOOST_TEST(members.at("count").as_int64() == 2);
+  BOOST_TEST(members.at("messages").at(1).at("id").as_int64() == g2);
+
+  // An incident whose messages all left is not found, like one never seen.
+  const std::string beta_fp = str(page.at("incidents").at(2), "fingerprint");
+  auto beta_ids = c.get("/dlq?fingerprint=" + beta_fp).json();
+  BOOST_REQUIRE_EQUAL(beta_ids.at("count").as_int64(), 1);
+  auto beta_id = beta_ids.at("messages").at(0).at("id").as_int64();
+  BOOST_REQUIRE_EQUAL(c.post(message_path(q1, beta_id, "dismiss"), json::object{}, now).status, 200);
+  for (const std::string& target : {"/dlq/incidents/" + beta_fp, std::string("/dlq/incidents/0123456789abcdef"),
+                                   std::string("/dlq/incidents/0123456789ABCDEF"),
+                                   std::string("/dlq/incidents/0123"), std::string("/dlq/incidents/x%20y")}) {
+    auto missing = c.get(target, now);
+    BOOST_TEST(missing.status == 404, target);
+    BOOST_TEST(str(missing.json(), "type") == "https://dlq.dev/problems/incident-not-found", target);
+  }
+  auto after = c.get("/dlq/incidents?job_type=" + jt, now).json();
+  BOOST_TEST(after.at("count").as_int64() == 2);
+}
+
+BOOST_AUTO_TEST_CASE(each_bad_parameter_is_a_422_naming_it) {
+  HttpClient c(shared_dlqd().port());
+  const std::pair<const char*, const char*> cases[] = {
+      {"queue=bad%20name", "queue"},  {"queue=", "queue"},        {"job_type=", "job_type"},
+      {"error_class=nope", "error_class"}, {"since=yesterday", "since"}, {"until=1", "until"},
+      {"sort=newest", "sort"},        {"sort=", "sort"},          {"limit=0", "limit"},
+      {"limit=101", "limit"},         {"limit=x", "limit"},       {"cursor=garbage", "cursor"},
+      {"cursor=d.1.0123456789ABCDEF", "cursor"}, {"cursor=", "cursor"},
+  };
+  for (const auto& [query, field] : cases) {
+    auto res = c.get(std::string("/dlq/incidents?") + query);
+    BOOST_TEST(res.status == 422, query);
+    BOOST_TEST((error_fields(res) == std::vector<std::string>{field}), query);
+    BOOST_TEST(str(res.json().at("errors").at(0), "code") == "invalid", query);
+  }
+  // Every problem, in the documented order.
+  auto all = c.get("/dlq/incidents?cursor=x&limit=0&sort=x&until=x&since=x&error_class=x&queue=%21");
+  BOOST_TEST((error_fields(all) == std::vector<std::string>{"queue", "error_class", "since", "until",
+                                                            "sort", "limit", "cursor"}));
+  for (const char* bad : {"XYZ", "0123456789ABCDEF", "0123456789abcde", ""}) {
+    auto res = c.get(std::string("/dlq?fingerprint=") + bad);
+    BOOST_TEST(res.status == 422, bad);
+    BOOST_TEST((error_fields(res) == std::vector<std::string>{"fingerprint"}), bad);
+    BOOST_TEST(str(res.json().at("errors").at(0), "code") == "invalid", bad);
+  }
+  for (const char* route : {"/dlq/replay", "/dlq/dismiss"}) {
+    auto res = c.post(route, json::object{{"filter", json::object{{"fingerprint", "nope"}}},
+                                          {"dry_run", true}});
+    BOOST_TEST(res.status == 422, route);
+    BOOST_TEST((error_fields(res) == std::vector<std::string>{"filter.fingerprint"}), route);
+    BOOST_TEST(str(res.json().at("errors").at(0), "code") == "invalid", route);
+  }
+}
+
+// One incident replayed and dismissed through its fingerprint: the preview counts only its dead
+// messages; a death after the preview makes the confirmation stale.
+BOOST_AUTO_TEST_CASE(batch_actions_by_fingerprint) {
+  HttpClient c(shared_dlqd().port());
+  const std::string jt = fresh_queue("jt"), q = fresh_queue("inc");
+  die(c, q, jt, "epsilon failed", at_s(10));
+  die(c, q, jt, "epsilon failed", at_s(20));
+  die(c, q, jt, "zeta failed", at_s(30));
+  auto list = c.get("/dlq/incidents?job_type=" + jt).json();
+  BOOST_REQUIRE_EQUAL(list.at("count").as_int64(), 2);
+  const std::string fp = str(list.at("incidents").at(0), "fingerprint");
+  json::object filter{{"fingerprint", fp}};
+
+  std::int64_t dead = 2;
+  for (const char* route : {"/dlq/replay", "/dlq/dismiss"}) {
+    auto p = c.post(route, json::object{{"filter", filter}, {"dry_run", true}}).json().as_object();
+    BOOST_TEST(p.at("matched").as_int64() == dead, route);
+    die(c, q, jt, "epsilon failed", at_s(40));  // one more died after the preview
+    ++dead;
+    json::object body{{"filter", filter}, {"confirm_token", p.at("confirm_token")}};
+    if (std::string(route) == "/dlq/replay") body["delay_seconds"] = 0;
+    auto stale = c.post(route, body);
+    BOOST_TEST(stale.status == 409, route);
+    BOOST_TEST(str(stale.json(), "type") == "https://dlq.dev/problems/preview-stale", route);
+  }
+  // The dismissal, confirmed: the incident leaves the list, its other one stays.
+  auto p = c.post("/dlq/dismiss", json::object{{"filter", filter}, {"dry_run", true}}).json();
+  BOOST_TEST(p.at("matched").as_int64() == 4);
+  auto done = c.post("/dlq/dismiss", json::object{{"filter", filter},
+                                                  {"confirm_token", p.at("confirm_token")}});
+  BOOST_REQUIRE_EQUAL(done.status, 200);
+  BOOST_TEST(done.json().at("dismissed").as_int64() == 4);
+  auto after = c.get("/dlq/incidents?job_type=" + jt).json();
+  BOOST_REQUIRE_EQUAL(after.at("count").as_int64(), 1);
+  BOOST_TEST(str(after.at("incidents").at(0), "title") == "zeta failed");
+  BOOST_TEST(c.get("/dlq/incidents/" + fp).status == 404);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
