@@ -25,6 +25,7 @@
 #include "core/queue_service.hpp"
 #include "core/replay_runner.hpp"
 #include "core/retention.hpp"
+#include "core/incident_backfill.hpp"
 #include "core/task_host.hpp"
 #include "http/api.hpp"
 #include "ops/alerts.hpp"
@@ -39,6 +40,31 @@ namespace asio = boost::asio;
 namespace po = boost::program_options;
 
 namespace {
+
+// Dead messages stored before fingerprints (migration 012): start-up gives their backfill up to
+// 5 s, so that a small database serves its incidents whole from the first request; the
+// incident_backfill task does the rest on the leader.
+void start_backfill(dlq::store::Store& store, const dlq::core::Redactor& redactor) {
+  asio::io_context boot;
+  asio::co_spawn(
+      boot, dlq::core::backfill_for(store, redactor, std::chrono::seconds(5)),
+      [](std::exception_ptr e, dlq::core::BackfillProgress p) {
+        if (e) {
+          try {
+            std::rethrow_exception(e);
+          } catch (const std::exception& ex) {
+            dlq::log::error("incident backfill at start-up failed", {{"error", ex.what()}});
+          }
+          return;
+        }
+        if (p.written > 0 || !p.done) {
+          dlq::log::info("incident backfill at start-up",
+                         {{"written", std::to_string(p.written)},
+                          {"done", p.done ? "true" : "false"}});
+        }
+      });
+  boot.run();
+}
 
 constexpr auto kShutdownGrace = std::chrono::seconds(10);
 constexpr auto kCloseGrace = std::chrono::seconds(5);
@@ -190,6 +216,8 @@ int run(const Options& options) {
   tasks.add(dlq::core::leader_heartbeat_task(store, store_options.leader_takeover_ms));
   tasks.add(dlq::core::replay_runner_task(store, service));
   tasks.add(dlq::core::retention_task(store, service, config));
+  tasks.add(dlq::core::incident_backfill_task(store, service.redactor()));
+  start_backfill(store, service.redactor());
   dlq::core::DeadLetterDesk desk(store, service, config, &tasks);
   dlq::core::AccessControl access(config);
   dlq::ops::Metrics metrics(static_cast<std::size_t>(config.metrics.max_queue_labels));

@@ -232,4 +232,27 @@ struct IncidentsPruned {
   long long incidents = 0;
 };
 
+// A dead message stored before fingerprints (migration 012): what its death would have computed
+// them from. The backfill (core/incident_backfill) reads these in id order.
+struct UnprintedDead {
+  MessageId id = 0;
+  std::string queue;
+  std::optional<std::string> job_type;
+  std::optional<ErrorClass> error_class;
+  std::optional<std::string> last_error;
+  std::optional<DeadReason> dead_reason;
+  TimeMs dead_at = 0;
+  std::optional<std::string> stack;  // its last failed attempt's
+};
+// What the backfill writes on one of them, with what counts it into its incident.
+struct PrintedDead {
+  MessageId id = 0;
+  std::string fingerprint;
+  std::string title;
+  std::optional<ErrorClass> incident_error_class;  // none for a lease expiry
+  std::optional<std::string> job_type;
+  std::string queue;
+  TimeMs dead_at = 0;
+};
+
 }  // namespace dlq::store

@@ -10,6 +10,7 @@
 #include "store/claim_sql.hpp"
 #include "store/desk_sql.hpp"
 #include "store/housekeeping_sql.hpp"
+#include "store/incident_backfill_sql.hpp"
 #include "store/incident_sql.hpp"
 #include "store/leadership_sql.hpp"
 #include "store/message_reads.hpp"
@@ -25,6 +26,7 @@ struct EntitySql {
       : audit(c),
         names(c),
         incidents(c),
+        backfill(c, incidents),
         messages(c, audit, names, incidents, std::move(node)),
         claims(c),
         reads(c),
@@ -51,6 +53,7 @@ struct EntitySql {
   AuditSql audit;
   QueueNamesSql names;
   IncidentSql incidents;
+  IncidentBackfillSql backfill;
   MessageSql messages;
   ClaimSql claims;
   MessageReads reads;

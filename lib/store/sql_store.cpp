@@ -285,6 +285,16 @@ awaitable<IncidentsPruned> SqlStore::incidents_prune(IncidentPruneParams p) {
   return write<IncidentsPruned>([p](EntitySql& sql) { return sql.incidents.prune(p); });
 }
 
+awaitable<std::vector<UnprintedDead>> SqlStore::incidents_unprinted(MessageId after, int limit) {
+  return read<std::vector<UnprintedDead>>(
+      [after, limit](EntitySql& sql) { return sql.backfill.unprinted(after, limit); });
+}
+
+awaitable<long long> SqlStore::incidents_backfill(std::vector<PrintedDead> rows) {
+  return write<long long>(
+      [rows = std::move(rows)](EntitySql& sql) { return sql.backfill.write(rows); });
+}
+
 // Not a coroutine: GCC 12 mishandles a lambda temporary holding strings inside a co_await
 // expression (the job received a bitwise copy of the frame's strings; valgrind showed the free).
 awaitable<bool> SqlStore::batch_preview_save(BatchPreview p) {

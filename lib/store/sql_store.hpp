@@ -78,6 +78,8 @@ class SqlStore final : public Store {
   awaitable<std::optional<Incident>> incident_find(std::string fingerprint, TimeMs from_hour,
                                                    int hours) override;
   awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) override;
+  awaitable<std::vector<UnprintedDead>> incidents_unprinted(MessageId after, int limit) override;
+  awaitable<long long> incidents_backfill(std::vector<PrintedDead> rows) override;
   void campaign(LeadershipCallback callback) override;
   awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;
   const std::string& node_id() const override { return node_; }

@@ -289,6 +289,12 @@ class Store {
                                                            TimeMs from_hour, int hours) = 0;
   // One batch of retention (IncidentPruneParams), in one transaction.
   virtual awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) = 0;
+  // The backfill: up to `limit` dead messages without a fingerprint, ids above `after`, in id
+  // order; then, in one transaction, each one's fingerprint and title set where it is still dead
+  // without one, and those counted into their incidents (how many: a row another node wrote
+  // first is neither written nor counted again).
+  virtual awaitable<std::vector<UnprintedDead>> incidents_unprinted(MessageId after, int limit) = 0;
+  virtual awaitable<long long> incidents_backfill(std::vector<PrintedDead> rows) = 0;
 
   // Campaigns for the leadership of this database and reports every change to `callback` until
   // close(). SQLite: this process owns the file and leads at once. PostgreSQL: a session-level

@@ -1,0 +1,118 @@
+// The backfill's statements beside their named binds.
+#include "store/incident_backfill_sql.hpp"
+
+#include "store/connection.hpp"
+#include "store/incident_sql.hpp"
+#include "store/prepared.hpp"
+
+namespace dlq::store {
+
+using soci::into;
+using soci::use;
+
+namespace {
+
+// Dead messages without a fingerprint after an id, with the stack of their last failed attempt
+// (messages_dead_by_fingerprint_id answers the NULL fingerprints in id order).
+struct SelectUnprinted {
+  long long id = 0, dead_at = 0, after = 0, limit = 0;
+  std::string queue;
+  std::optional<std::string> job_type, error_class, last_error, dead_reason, stack;
+
+  static std::string sql(const Dialect&) {
+    return "SELECT m.id, m.queue, m.job_type, m.error_class, m.last_error, m.dead_reason, "
+           "m.dead_at, (SELECT a.stack FROM attempts a WHERE a.message_id = m.id "
+           "AND a.outcome = 'failed' ORDER BY a.id DESC LIMIT 1) "
+           "FROM messages m WHERE m.status = 'dead' AND m.fingerprint IS NULL "
+           "AND m.dead_at IS NOT NULL AND m.id > :after ORDER BY m.id LIMIT :limit";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(id));
+    st.exchange(into(queue));
+    st.exchange(into(job_type));
+    st.exchange(into(error_class));
+    st.exchange(into(last_error));
+    st.exchange(into(dead_reason));
+    st.exchange(into(dead_at));
+    st.exchange(into(stack));
+    st.exchange(use(after, "after"));
+    st.exchange(use(limit, "limit"));
+  }
+};
+
+// One message's fingerprint and title, only while it is still dead without one.
+struct SetPrint {
+  long long id = 0;
+  std::string fingerprint, title;
+
+  static std::string sql(const Dialect&) {
+    return "UPDATE messages SET fingerprint = :fingerprint, title = :title "
+           "WHERE id = :id AND status = 'dead' AND fingerprint IS NULL";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(use(fingerprint, "fingerprint"));
+    st.exchange(use(title, "title"));
+    st.exchange(use(id, "id"));
+  }
+};
+
+}  // namespace
+
+struct IncidentBackfillSql::Statements {
+  Prepared<SelectUnprinted> select;
+  Prepared<SetPrint> set;
+};
+
+IncidentBackfillSql::IncidentBackfillSql(Connection& c, IncidentSql& incidents)
+    : c_(c), incidents_(incidents), kept_(std::make_unique<Statements>()) {}
+
+IncidentBackfillSql::~IncidentBackfillSql() = default;
+
+std::vector<UnprintedDead> IncidentBackfillSql::unprinted(MessageId after, int limit) {
+  auto& s = kept_->select;
+  auto& b = s.binds();
+  b.after = after;
+  b.limit = limit;
+  std::vector<UnprintedDead> out;
+  for_each_row(c_, s.on(c_), [&] {
+    UnprintedDead m;
+    m.id = b.id;
+    m.queue = b.queue;
+    m.job_type = b.job_type;
+    if (b.error_class) m.error_class = parse_error_class(*b.error_class);
+    m.last_error = b.last_error;
+    if (b.dead_reason) m.dead_reason = parse_dead_reason(*b.dead_reason);
+    m.dead_at = b.dead_at;
+    m.stack = b.stack;
+    out.push_back(std::move(m));
+  });
+  return out;
+}
+
+long long IncidentBackfillSql::write(const std::vector<PrintedDead>& rows) {
+  auto& s = kept_->set;
+  auto& b = s.binds();
+  long long written = 0;
+  for (const auto& r : rows) {
+    b.id = r.id;
+    b.fingerprint = r.fingerprint;
+    b.title = r.title;
+    auto& st = s.on(c_);
+    st.execute(true);
+    bool changed = st.get_affected_rows() > 0;
+    c_.finish(st);
+    if (!changed) continue;
+    ++written;
+    IncidentDeath d;
+    d.fingerprint = r.fingerprint;
+    d.title = r.title;
+    if (r.incident_error_class) d.error_class = std::string(to_string(*r.incident_error_class));
+    d.job_type = r.job_type;
+    d.queue = r.queue;
+    d.dead_at = r.dead_at;
+    incidents_.note_death(d);
+  }
+  return written;
+}
+
+}  // namespace dlq::store
