@@ -23,8 +23,9 @@ store::PrintedDead print_dead(const store::UnprintedDead& m, const Redactor& red
   }
   out.title = incident_title(redactor.text(m.last_error.value_or("")));
   out.fingerprint =
-      computed_fingerprint(m.job_type, m.error_class, out.title, stack_frame(m.stack.value_or("")));
-  out.incident_error_class = m.error_class;
+      computed_fingerprint(m.job_type, m.error_class.value_or(ErrorClass::unknown), out.title,
+                           stack_frame(m.stack.value_or("")));
+  out.incident_error_class = m.error_class.value_or(ErrorClass::unknown);
   return out;
 }
 

@@ -484,4 +484,82 @@ BOOST_AUTO_TEST_CASE(two_nodes_at_once_count_every_change_once,
   BOOST_TEST(deaths == 2 * kPerNode);
 }
 
+// Dead messages stored before fingerprints (a database of migration 011 or older, upgraded):
+// the backfill reads them in id order with their last failed attempt's stack, and its write
+// sets each one's fingerprint and title and counts it, once: written again, or by a second
+// store, it changes nothing.
+BOOST_AUTO_TEST_CASE(the_backfill_counts_messages_that_died_without_a_fingerprint_once) {
+  std::vector<Message> old;
+  for (int i = 0; i < 5; ++i) {
+    Message dead = die(i % 2 ? "q1" : "q2", A, T + i);
+    old.push_back(dead);
+  }
+  // As 011 left them: dead, no fingerprint, no incident.
+  raw->session() << "UPDATE messages SET fingerprint = NULL, title = NULL";
+  raw->session() << "DELETE FROM incidents";
+  raw->session() << "DELETE FROM incident_queues";
+  raw->session() << "DELETE FROM incident_hours";
+  Message kept = die("q1", B, T + 10);  // one of today, counted already
+  check("before the backfill");
+
+  auto unprinted = wait(store->incidents_unprinted(0, 3));
+  BOOST_REQUIRE_EQUAL(unprinted.size(), 3u);
+  BOOST_TEST(unprinted[0].id == old[0].id);
+  BOOST_TEST(unprinted[2].id == old[2].id);
+  BOOST_TEST(unprinted[0].last_error.value_or("") == "boom");
+  BOOST_TEST((unprinted[0].error_class == ErrorClass::timeout));
+  BOOST_TEST(unprinted[0].dead_at == T);
+  auto rest = wait(store->incidents_unprinted(unprinted.back().id, 1000));
+  BOOST_REQUIRE_EQUAL(rest.size(), 2u);
+  for (const auto& m : rest) unprinted.push_back(m);
+
+  std::vector<store::PrintedDead> rows;
+  for (const auto& m : unprinted) {
+    store::PrintedDead p;
+    p.id = m.id;
+    p.fingerprint = A;
+    p.title = "backfilled";
+    p.incident_error_class = m.error_class;
+    p.job_type = m.job_type;
+    p.queue = m.queue;
+    p.dead_at = m.dead_at;
+    rows.push_back(p);
+  }
+  BOOST_TEST(wait(store->incidents_backfill(rows)) == 5);
+  check("the backfill");
+  BOOST_TEST(column(A, "dead") == 5);
+  BOOST_TEST(column(A, "first_dead_at") == T);
+  BOOST_TEST(column(A, "last_dead_at") == T + 4);
+  BOOST_TEST(wait(store->incidents_unprinted(0, 1000)).empty());
+  BOOST_TEST(wait(store->incidents_backfill(rows)) == 0);  // written already: not counted again
+  check("the backfill, again");
+
+  if (test_backend() == Backend::postgresql) {
+    // Two stores backfill the same rows at once: each row is written and counted by one.
+    raw->session() << "UPDATE messages SET fingerprint = NULL, title = NULL WHERE fingerprint = '" + A + "'";
+    raw->session() << "DELETE FROM incidents WHERE fingerprint = '" + A + "'";
+    raw->session() << "DELETE FROM incident_queues WHERE fingerprint = '" + A + "'";
+    auto one = open_another();
+    auto other = open_another();
+    long long written[2] = {0, 0};
+    std::vector<std::thread> nodes;
+    for (int node = 0; node < 2; ++node) {
+      nodes.emplace_back([&, node] {
+        boost::asio::io_context local;
+        store::SqlStore& s = node == 0 ? *one : *other;
+        auto f = boost::asio::co_spawn(local, s.incidents_backfill(rows), boost::asio::use_future);
+        while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) local.run_one();
+        written[node] = f.get();
+      });
+    }
+    for (auto& t : nodes) t.join();
+    one->close();
+    other->close();
+    BOOST_TEST(written[0] + written[1] == 5);
+    check("two stores at once");
+  }
+  BOOST_TEST(column(B, "dead") == 1);
+  (void)kept;
+}
+
 BOOST_AUTO_TEST_SUITE_END()

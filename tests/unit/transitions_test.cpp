@@ -1,5 +1,6 @@
 #include <boost/test/unit_test.hpp>
 
+#include "core/incident_backfill.hpp"
 #include "core/transitions.hpp"
 #include "core/versions.hpp"
 #include "model/fingerprint.hpp"
@@ -250,6 +251,48 @@ BOOST_AUTO_TEST_CASE(a_lease_expiry_is_its_own_cause_and_keeps_the_class) {
   BOOST_TEST(*c.history.at(0).title == "lease expired");
   BOOST_TEST(*c.history.at(0).fingerprint == *c.next.fingerprint);
   BOOST_TEST(to_string(*c.next.error_class) == "timeout");
+}
+
+// The backfill gives a message that died before fingerprints what its death gives one now.
+BOOST_AUTO_TEST_CASE(the_backfill_prints_an_old_death_as_its_failure_would) {
+  Redactor redactor({"password"});
+  FailInput in;
+  in.error = "login failed: password=hunter2 after 3 tries";
+  in.error_class = ErrorClass::auth;
+  in.retryable = false;
+  in.stack = "Traceback (most recent call last):\n  File \"/app/x.py\", line 9, in run\n";
+  describe_failure(redactor, in);
+  Message m = processing();
+  m.job_type = "mail";
+  auto died = fail(m, in, QueuePolicy{}, kNow, kNoJitter);
+  BOOST_REQUIRE(died.has_value());
+  BOOST_REQUIRE(to_string(died->next.status) == "dead");
+  store::UnprintedDead old;
+  old.id = m.id;
+  old.queue = m.queue;
+  old.job_type = m.job_type;
+  old.error_class = died->next.error_class;
+  old.last_error = died->next.last_error;
+  old.dead_reason = died->next.dead_reason;
+  old.dead_at = *died->next.dead_at;
+  old.stack = in.stack;
+  store::PrintedDead p = print_dead(old, redactor);
+  BOOST_TEST(p.fingerprint == *died->next.fingerprint);
+  BOOST_TEST(p.title == *died->next.title);
+  BOOST_TEST(to_string(*p.incident_error_class) == "auth");
+  // A lease expiry's death: its own cause, with no class for the incident.
+  Message expiring = processing();
+  expiring.job_type = "mail";
+  expiring.lease_expiries = 2;  // the third expiry of QueuePolicy's 3 kills it
+  store::Change expired = expire_lease(expiring, QueuePolicy{}, kNow, kNoJitter);
+  old.error_class.reset();
+  old.last_error = expired.next.last_error;
+  old.dead_reason = expired.next.dead_reason;
+  BOOST_REQUIRE(old.dead_reason == DeadReason::lease_expired);
+  p = print_dead(old, redactor);
+  BOOST_TEST(p.fingerprint == *expired.next.fingerprint);
+  BOOST_TEST(p.title == *expired.next.title);
+  BOOST_TEST(!p.incident_error_class.has_value());
 }
 
 BOOST_AUTO_TEST_CASE(replay_guards) {
