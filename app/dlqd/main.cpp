@@ -43,7 +43,7 @@ namespace {
 
 // Dead messages stored before fingerprints (migration 012): start-up gives their backfill up to
 // 5 s, so that a small database serves its incidents whole from the first request; the
-// incident_backfill task does the rest on the leader.
+// incident-backfill task does the rest on the leader.
 void start_backfill(dlq::store::Store& store, const dlq::core::Redactor& redactor) {
   asio::io_context boot;
   asio::co_spawn(

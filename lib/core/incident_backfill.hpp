@@ -16,7 +16,7 @@
 
 namespace dlq::core {
 
-inline constexpr const char* kIncidentBackfillTask = "incident_backfill";
+inline constexpr const char* kIncidentBackfillTask = "incident-backfill";
 inline constexpr int kBackfillBatch = 1000;
 
 // The fingerprint and title a dead message's death would have given it.
