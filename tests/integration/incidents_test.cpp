@@ -3,9 +3,15 @@
 // cursor bound to its sort, each bad parameter a 422; GET /dlq/incidents/{fingerprint} and its
 // 404s; `fingerprint` as a filter of GET /dlq and of batch previews (a death after the preview
 // makes the confirmation stale). Each test uses a job type of its own: its incidents are its own.
+// Two tests run a dlqd of their own: kill -9 in the middle of an incident's replay run, and the
+// backfill of dead messages stored without fingerprints.
 #include <boost/test/unit_test.hpp>
 
+#include <chrono>
+#include <thread>
+
 #include "integration/server_fixture.hpp"
+#include "support/pg_admin.hpp"
 
 namespace json = boost::json;
 using namespace dlq::test;
@@ -13,18 +19,19 @@ using namespace dlq::test;
 namespace incidents_it {
 
 // Enqueues one message of `job_type` into `queue` (max_retries 1), claims and fails it with
-// `error` at `when` (X-Now): dead. Returns its id.
+// `error` at `when` (X-Now; empty: now), with `stack` when not empty: dead. Returns its id.
 std::int64_t die(HttpClient& c, const std::string& queue, const std::string& job_type,
                  const std::string& error, const std::string& when,
-                 const std::string& error_class = "transient") {
+                 const std::string& error_class = "transient", const std::string& stack = "") {
   json::object body{{"payload", "{}"}, {"max_retries", 1}, {"job_type", job_type}};
-  auto res = c.post("/queues/" + queue + "/messages", body, now_header(when));
+  const Headers now = when.empty() ? Headers{} : now_header(when);
+  auto res = c.post("/queues/" + queue + "/messages", body, now);
   BOOST_REQUIRE_EQUAL(res.status, 201);
-  auto m = claim_one(c, queue, now_header(when));
+  auto m = claim_one(c, queue, now);
   auto id = m.at("id").as_int64();
-  auto failed = c.post(message_path(queue, id, "fail"),
-                       json::object{{"error", error}, {"error_class", error_class}},
-                       now_header(when));
+  json::object failure{{"error", error}, {"error_class", error_class}};
+  if (!stack.empty()) failure["stack"] = stack;
+  auto failed = c.post(message_path(queue, id, "fail"), failure, now);
   BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
   return id;
 }
@@ -57,6 +64,34 @@ std::vector<std::string> paged(HttpClient& c, const std::string& first, const He
   BOOST_FAIL("paging did not end");
   return out;
 }
+
+// Runs `sql` on the database at `url` while no dlqd has it open (SQLite through the sqlite3
+// program).
+void exec_sql(const std::string& url, const std::string& sql) {
+  if (url.rfind("sqlite:", 0) == 0) {
+    auto r = run_program("/usr/bin/sqlite3", {url.substr(7), sql});
+    BOOST_REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  } else {
+    pg_exec(url, sql);
+  }
+}
+
+// Polls GET /dlq/replays/{id} until the run is done (30 s at most); the last answer.
+json::object await_done(HttpClient& c, std::int64_t run_id) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  json::object run;
+  while (std::chrono::steady_clock::now() < end) {
+    run = c.get("/dlq/replays/" + std::to_string(run_id)).json().as_object();
+    if (str(run, "status") == "done") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return run;
+}
+
+// A restarted node leads once the record of the one before is 4 s old (long enough to look at
+// what the killed node left before the run goes on).
+const char* const kQuickLeader = R"({"database": {"leader_takeover_seconds": 4}})";
+const char* const kClockOverride = R"({"testing": {"allow_clock_override": true}})";
 
 }  // namespace incidents_it
 
@@ -241,6 +276,106 @@ BOOST_AUTO_TEST_CASE(batch_actions_by_fingerprint) {
   BOOST_REQUIRE_EQUAL(after.at("count").as_int64(), 1);
   BOOST_TEST(str(after.at("incidents").at(0), "title") == "zeta failed");
   BOOST_TEST(c.get("/dlq/incidents/" + fp).status == 404);
+}
+
+// kill -9 while a run replays one incident: after the restart the run finishes, each message
+// replayed once, and the incident's counts are what its messages say: none dead, then all 30
+// again when each fails the same way; the other incident of the queue keeps its 4.
+BOOST_AUTO_TEST_CASE(a_kill_9_mid_incident_replay_leaves_the_counts_exact) {
+  TempDir dir;
+  const std::string db = fresh_database_url(dir.path().string());
+  const std::string q = "mail", jt = "send_mail";
+  std::string fp, other_fp;
+  std::int64_t run_id = 0, replayed_before_kill = 0;
+  {
+    DlqdProcess node{DlqdOptions(kQuickLeader, db)};
+    HttpClient c(node.port());
+    for (int i = 0; i < 30; ++i) die(c, q, jt, "relay timed out after " + std::to_string(i) + " s", "");
+    for (int i = 0; i < 4; ++i) die(c, q, jt, "template missing", "", "invalid_input");
+    auto list = c.get("/dlq/incidents").json();
+    BOOST_REQUIRE_EQUAL(list.at("count").as_int64(), 2);
+    fp = str(list.at("incidents").at(0), "fingerprint");
+    other_fp = str(list.at("incidents").at(1), "fingerprint");
+    json::object filter{{"fingerprint", fp}};
+    auto p = c.post("/dlq/replay", json::object{{"filter", filter}, {"dry_run", true}}).json();
+    BOOST_REQUIRE_EQUAL(p.at("matched").as_int64(), 30);
+    auto res = c.post("/dlq/replay", json::object{{"filter", filter},
+                                                  {"confirm_token", p.at("confirm_token")},
+                                                  {"delay_seconds", 0},
+                                                  {"rate_per_second", 10}});
+    BOOST_REQUIRE_EQUAL(res.status, 202);
+    run_id = res.json().at("replay_id").as_int64();
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    node.kill9();
+  }
+  DlqdProcess again{DlqdOptions(kQuickLeader, db)};
+  HttpClient c(again.port());
+  {
+    // What the killed node left (the run may go on meanwhile: one read, one moment).
+    auto mid = c.get("/dlq/incidents/" + fp).json();
+    replayed_before_kill = mid.at("replayed").as_int64();
+    BOOST_TEST(replayed_before_kill > 0);
+    BOOST_TEST(replayed_before_kill < 30);
+    BOOST_TEST(mid.at("dead").as_int64() == 30 - replayed_before_kill);
+  }
+  auto run = await_done(c, run_id);
+  BOOST_REQUIRE_EQUAL(str(run, "status"), "done");
+  BOOST_TEST(run.at("replayed").as_int64() == 30);
+  BOOST_TEST(c.get("/dlq/incidents/" + fp).status == 404);  // none dead
+  auto other = c.get("/dlq/incidents/" + other_fp).json();
+  BOOST_TEST(other.at("dead").as_int64() == 4);
+  BOOST_TEST(other.at("queues") == (json::object{{q, 4}}));
+
+  for (int i = 0; i < 30; ++i) {
+    auto m = claim_one(c, q);
+    BOOST_TEST(m.at("replay_count").as_int64() == 1);
+    auto id = m.at("id").as_int64();
+    auto failed = c.post(message_path(q, id, "fail"),
+                         json::object{{"error", "relay timed out after 99 s"}, {"error_class", "transient"}});
+    BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
+  }
+  auto back = c.get("/dlq/incidents/" + fp).json();
+  BOOST_TEST(back.at("dead").as_int64() == 30);
+  BOOST_TEST(back.at("replayed").as_int64() == 30);
+  BOOST_TEST(back.at("queues") == (json::object{{q, 30}}));
+  BOOST_TEST(c.get("/dlq?limit=100&fingerprint=" + fp).json().at("count").as_int64() == 30);
+}
+
+// Dead messages stored before fingerprints (a database of migration 011 that migrated: NULL
+// fingerprints, no incidents) come back at start-up as the incidents their failures made: the
+// same fingerprints, titles, counts per queue and per hour, samples, from last_error, the error
+// class, the job type and the last failed attempt's stack.
+BOOST_AUTO_TEST_CASE(a_restart_backfills_dead_messages_stored_without_fingerprints) {
+  TempDir dir;
+  const std::string db = fresh_database_url(dir.path().string());
+  const std::string jt = "bill";
+  const auto now = now_header(at_s(3 * 3600 + 60));
+  json::value before;
+  {
+    DlqdProcess node{DlqdOptions(kClockOverride, db)};
+    HttpClient c(node.port());
+    die(c, "b1", jt, "card 4242 declined for order 17", at_s(100));
+    die(c, "b2", jt, "card 4343 declined for order 18", at_s(3 * 3600 + 10));
+    const std::string stack = "Error: gateway\n    at charge (/srv/pay/card.js:41:9)\n    at run (/srv/w.js:3:1)";
+    die(c, "b1", jt, "gateway answered 502", at_s(200), "transient", stack);
+    die(c, "b1", jt, "gateway answered 503", at_s(300), "transient", stack);
+    die(c, "b2", jt, "gateway answered 502", at_s(400), "transient", "Error: gateway\n    at other (/srv/pay/x.js:1:1)");
+    before = c.get("/dlq/incidents?job_type=" + jt, now).json().at("incidents");
+    BOOST_REQUIRE_EQUAL(before.as_array().size(), 3u);  // the cards, and two stacks apart
+  }
+  exec_sql(db, "UPDATE messages SET fingerprint = NULL, title = NULL; DELETE FROM incident_hours; "
+               "DELETE FROM incident_queues; DELETE FROM incidents;");
+  DlqdProcess again{DlqdOptions(
+      R"({"testing": {"allow_clock_override": true}, "log": {"level": "info"}})", db)};
+  HttpClient c(again.port());
+  const std::string line = R"("event":"incident backfill at start-up","written":"5")";
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);  // logs are flushed
+  while (again.log().find(line) == std::string::npos && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  BOOST_TEST(again.log().find(line) != std::string::npos, again.log());
+  auto after = c.get("/dlq/incidents?job_type=" + jt, now).json().at("incidents");
+  BOOST_TEST(after == before);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
