@@ -14,6 +14,9 @@
 #   scripts/bench.sh --throughput  the default run without its long-poll, idle, cross-node and
 #                               thread rows: W1-W5 and healthz per configuration, for A/B rounds
 #                               (DLQD=<other build> alternating with this one)
+#   scripts/bench.sh --incidents  1,000,000 dead messages of 1,000 causes stored without
+#                               fingerprints, SQLite FULL and PostgreSQL: the backfill's rate, the
+#                               start-up wait, GET /dlq/incidents pages, one incident's preview
 #   scripts/bench.sh --threads  /healthz and W1 at threads = 1, 2, the default and 16, three
 #                               interleaved rounds: rates, dlqd CPU per request, 16 against 2
 # Every row carries cpu_us: dlqd's CPU time (user + system, /proc/PID/stat) per request, or per
@@ -28,6 +31,7 @@ desk=0
 ops=0
 threads=0
 throughput=0
+incidents=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
@@ -37,7 +41,8 @@ for arg in "$@"; do
     --ops) ops=1 ;;
     --threads) threads=1 ;;
     --throughput) throughput=1 ;;
-    *) echo "usage: $0 [--quick | --throughput | --scale | --auth | --desk | --ops | --threads]" >&2; exit 2 ;;
+    --incidents) incidents=1 ;;
+    *) echo "usage: $0 [--quick | --throughput | --scale | --auth | --desk | --ops | --incidents | --threads]" >&2; exit 2 ;;
   esac
 done
 
@@ -209,6 +214,15 @@ SQL
 # thread_sweep ROUNDS (scripts/bench-threads.sh): /healthz and W1 at several `threads` settings
 # shellcheck source=scripts/bench-threads.sh
 . scripts/bench-threads.sh
+
+# incidents_bench (scripts/bench-incidents.sh): the incidents of a million dead messages
+# shellcheck source=scripts/bench-incidents.sh
+. scripts/bench-incidents.sh
+
+if [ "$incidents" = 1 ]; then
+  incidents_bench
+  exit 0
+fi
 
 if [ "$threads" = 1 ]; then
   echo "== threads: /healthz and W1 at 1, 2, the default and 16 I/O threads (SQLite FULL)" >&2
