@@ -1,6 +1,8 @@
 // The backfill's statements beside their named binds.
 #include "store/incident_backfill_sql.hpp"
 
+#include <boost/json.hpp>
+
 #include "store/connection.hpp"
 #include "store/incident_sql.hpp"
 #include "store/prepared.hpp"
@@ -56,11 +58,36 @@ struct SetPrint {
   }
 };
 
+// PostgreSQL: a batch's fingerprints and titles in one statement over a JSON array of them (a
+// round trip per row was most of a batch's time), the rows locked in id order as SetPrint locks
+// them one by one, so that two nodes' backfills wait for each other rather than deadlock. A row
+// that stopped being dead, or got its fingerprint from another node while this one waited, is
+// left alone (the lock re-checks it) and not returned.
+struct SetPrintsAtOnce {
+  std::string rows;
+  long long id = 0;
+
+  static std::string sql(const Dialect&) {
+    return "WITH v AS (SELECT * FROM json_to_recordset(CAST(:rows AS JSON)) "
+           "AS v(id BIGINT, fingerprint TEXT, title TEXT)), "
+           "locked AS (SELECT m.id FROM messages m JOIN v ON v.id = m.id "
+           "WHERE m.status = 'dead' AND m.fingerprint IS NULL ORDER BY m.id FOR UPDATE OF m) "
+           "UPDATE messages m SET fingerprint = v.fingerprint, title = v.title "
+           "FROM v JOIN locked ON locked.id = v.id "
+           "WHERE m.id = v.id AND m.status = 'dead' AND m.fingerprint IS NULL RETURNING m.id";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    st.exchange(into(id));
+    st.exchange(use(rows, "rows"));
+  }
+};
+
 }  // namespace
 
 struct IncidentBackfillSql::Statements {
   Prepared<SelectUnprinted> select;
   Prepared<SetPrint> set;
+  Prepared<SetPrintsAtOnce> set_at_once;
 };
 
 IncidentBackfillSql::IncidentBackfillSql(Connection& c, IncidentSql& incidents)
@@ -89,19 +116,41 @@ std::vector<UnprintedDead> IncidentBackfillSql::unprinted(MessageId after, int l
   return out;
 }
 
-long long IncidentBackfillSql::write(const std::vector<PrintedDead>& rows) {
+std::unordered_set<MessageId> IncidentBackfillSql::set_prints(const std::vector<PrintedDead>& rows) {
+  std::unordered_set<MessageId> changed;
+  if (!c_.is_sqlite()) {
+    boost::json::array v;
+    v.reserve(rows.size());
+    for (const auto& r : rows) {
+      // The title up to a NUL, as a text parameter holds it (JSON's escaped NUL is not text).
+      v.push_back(boost::json::object{{"id", r.id},
+                                      {"fingerprint", r.fingerprint},
+                                      {"title", boost::json::string_view(r.title.c_str())}});
+    }
+    auto& s = kept_->set_at_once;
+    s.binds().rows = boost::json::serialize(v);
+    for_each_row(c_, s.on(c_), [&] { changed.insert(s.binds().id); });
+    return changed;
+  }
   auto& s = kept_->set;
   auto& b = s.binds();
-  long long written = 0;
   for (const auto& r : rows) {
     b.id = r.id;
     b.fingerprint = r.fingerprint;
     b.title = r.title;
     auto& st = s.on(c_);
     st.execute(true);
-    bool changed = st.get_affected_rows() > 0;
+    if (st.get_affected_rows() > 0) changed.insert(r.id);
     c_.finish(st);
-    if (!changed) continue;
+  }
+  return changed;
+}
+
+long long IncidentBackfillSql::write(const std::vector<PrintedDead>& rows) {
+  const auto changed = set_prints(rows);
+  long long written = 0;
+  for (const auto& r : rows) {
+    if (!changed.contains(r.id)) continue;
     ++written;
     IncidentDeath d;
     d.fingerprint = r.fingerprint;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "store/desk.hpp"
@@ -28,6 +29,9 @@ class IncidentBackfillSql {
 
  private:
   struct Statements;  // incident_backfill_sql.cpp
+
+  // Sets each row's fingerprint and title where it is still dead without one: the ids it set.
+  std::unordered_set<MessageId> set_prints(const std::vector<PrintedDead>& rows);
 
   Connection& c_;
   IncidentSql& incidents_;

@@ -4,6 +4,7 @@
 #include "store/incident_sql.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include <boost/json.hpp>
 
@@ -134,6 +135,63 @@ struct AddHour {
   }
 };
 
+// PostgreSQL, a commit whose incidents only gained deaths (a backfill batch, a group of failures
+// of many causes): each table's rows in one statement over a JSON array of them, in key order
+// (`seq`), instead of a round trip per row; the same upserts as the statements above. SQLite runs
+// in-process, where a statement costs no round trip: it keeps those.
+struct AddDeathsAtOnce {
+  std::string rows;
+
+  static std::string sql(const Dialect&) {
+    return "INSERT INTO incidents (fingerprint, title, error_class, job_type, dead, replayed, "
+           "dismissed, first_dead_at, last_dead_at, last_death_at) "
+           "SELECT v.fingerprint, v.title, v.error_class, v.job_type, v.dead, 0, 0, v.first_death, "
+           "v.last_death, v.last_death FROM json_to_recordset(CAST(:rows AS JSON)) AS v(seq BIGINT, "
+           "fingerprint TEXT, title TEXT, error_class TEXT, job_type TEXT, dead BIGINT, "
+           "first_death BIGINT, last_death BIGINT) ORDER BY v.seq "
+           "ON CONFLICT (fingerprint) DO UPDATE SET dead = incidents.dead + EXCLUDED.dead, "
+           "first_dead_at = CASE WHEN incidents.first_dead_at IS NULL "
+           "OR incidents.first_dead_at > EXCLUDED.first_dead_at THEN EXCLUDED.first_dead_at "
+           "ELSE incidents.first_dead_at END, "
+           "last_dead_at = CASE WHEN incidents.last_dead_at IS NULL "
+           "OR incidents.last_dead_at < EXCLUDED.last_dead_at THEN EXCLUDED.last_dead_at "
+           "ELSE incidents.last_dead_at END, "
+           "last_death_at = GREATEST(incidents.last_death_at, EXCLUDED.last_death_at)";
+  }
+  void exchange(soci::statement& st, const Dialect&) { st.exchange(use(rows, "rows")); }
+};
+
+struct AddQueuesAtOnce {
+  std::string rows;
+
+  static std::string sql(const Dialect&) {
+    return "INSERT INTO incident_queues (fingerprint, queue, dead) SELECT v.fingerprint, v.queue, "
+           "v.n FROM json_to_recordset(CAST(:rows AS JSON)) AS v(seq BIGINT, fingerprint TEXT, "
+           "queue TEXT, n BIGINT) ORDER BY v.seq ON CONFLICT (fingerprint, queue) "
+           "DO UPDATE SET dead = incident_queues.dead + EXCLUDED.dead";
+  }
+  void exchange(soci::statement& st, const Dialect&) { st.exchange(use(rows, "rows")); }
+};
+
+struct AddHoursAtOnce {
+  std::string rows;
+
+  static std::string sql(const Dialect&) {
+    return "INSERT INTO incident_hours (fingerprint, hour, count) SELECT v.fingerprint, v.hour, "
+           "v.n FROM json_to_recordset(CAST(:rows AS JSON)) AS v(seq BIGINT, fingerprint TEXT, "
+           "hour BIGINT, n BIGINT) ORDER BY v.seq ON CONFLICT (fingerprint, hour) "
+           "DO UPDATE SET count = incident_hours.count + EXCLUDED.count";
+  }
+  void exchange(soci::statement& st, const Dialect&) { st.exchange(use(rows, "rows")); }
+};
+
+// Text as a PostgreSQL text parameter holds it: up to its first NUL (libpq's strings end there,
+// and JSON's escaped NUL cannot become text).
+json::value pg_text(const std::string& s) { return json::value(json::string_view(s.c_str())); }
+json::value pg_text(const std::optional<std::string>& s) {
+  return s ? pg_text(*s) : json::value(nullptr);
+}
+
 constexpr const char* kIncidentColumns =
     "i.fingerprint, i.title, i.error_class, i.job_type, i.dead, i.replayed, i.dismissed, "
     "i.first_dead_at, i.last_dead_at, i.last_death_at";
@@ -202,6 +260,9 @@ struct IncidentSql::Statements {
   Prepared<LowerQueue> lower_queue;
   Prepared<AddHour> add_hour;
   Prepared<SampleIds> samples;
+  Prepared<AddDeathsAtOnce> deaths_at_once;
+  Prepared<AddQueuesAtOnce> queues_at_once;
+  Prepared<AddHoursAtOnce> hours_at_once;
 };
 
 IncidentSql::IncidentSql(Connection& c) : c_(c), kept_(std::make_unique<Statements>()) {}
@@ -263,6 +324,51 @@ void IncidentSql::discard_pending() {
 
 void IncidentSql::before_commit() {
   if (incidents_.empty()) return;
+  bool only_deaths = std::all_of(incidents_.begin(), incidents_.end(), [](const auto& kv) {
+    return kv.second.first_death && !kv.second.exited;
+  });
+  if (only_deaths && !c_.is_sqlite()) {
+    write_deaths_at_once();
+  } else {
+    write_each();
+  }
+  discard_pending();
+}
+
+void IncidentSql::write_deaths_at_once() {
+  json::array incidents, queues, hours;
+  std::int64_t seq = 0;
+  for (const auto& [fingerprint, p] : incidents_) {
+    incidents.push_back(json::object{{"seq", seq++},
+                                     {"fingerprint", pg_text(fingerprint)},
+                                     {"title", pg_text(p.title)},
+                                     {"error_class", pg_text(p.error_class)},
+                                     {"job_type", pg_text(p.job_type)},
+                                     {"dead", p.dead},
+                                     {"first_death", *p.first_death},
+                                     {"last_death", *p.last_death}});
+  }
+  seq = 0;
+  for (const auto& [key, n] : queues_) {
+    queues.push_back(json::object{{"seq", seq++},
+                                  {"fingerprint", pg_text(key.first)},
+                                  {"queue", pg_text(key.second)},
+                                  {"n", n}});
+  }
+  seq = 0;
+  for (const auto& [key, n] : hours_) {
+    hours.push_back(json::object{
+        {"seq", seq++}, {"fingerprint", pg_text(key.first)}, {"hour", key.second}, {"n", n}});
+  }
+  kept_->deaths_at_once.binds().rows = json::serialize(incidents);
+  run_once(c_, kept_->deaths_at_once.on(c_));
+  kept_->queues_at_once.binds().rows = json::serialize(queues);
+  run_once(c_, kept_->queues_at_once.on(c_));
+  kept_->hours_at_once.binds().rows = json::serialize(hours);
+  run_once(c_, kept_->hours_at_once.on(c_));
+}
+
+void IncidentSql::write_each() {
   for (const auto& [fingerprint, p] : incidents_) {
     if (p.first_death) {
       auto& s = kept_->upsert;
@@ -313,7 +419,6 @@ void IncidentSql::before_commit() {
     b.n = n;
     run_once(c_, kept_->add_hour.on(c_));
   }
-  discard_pending();
 }
 
 // ---- reads -----------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Incidents' counts (tables incidents, incident_queues, incident_hours; migration 013): what a
 // transaction changed in them is collected while it moves messages and written just before it
-// commits, one statement per row in key order; the reads behind GET /dlq/incidents; retention of
+// commits, one statement per row in key order (on PostgreSQL, a commit of deaths alone: one per
+// table, its rows in key order); the reads behind GET /dlq/incidents; retention of
 // the tables. One per connection, on a store thread.
 #pragma once
 
@@ -66,6 +67,9 @@ class IncidentSql {
     std::optional<TimeMs> first_death, last_death;  // of the deaths noted
     bool exited = false;  // a member left: first/last_dead_at are read again
   };
+
+  void write_deaths_at_once();  // PostgreSQL, no member left: one statement per table
+  void write_each();            // one statement per row
 
   // Fills queues, per_hour and sample_ids of incidents read from their rows.
   void complete(std::vector<Incident>& incidents, TimeMs from_hour, int hours);
