@@ -15,7 +15,10 @@ using soci::use;
 namespace {
 
 // Dead messages without a fingerprint after an id, with the stack of their last failed attempt
-// (messages_dead_by_fingerprint_id answers the NULL fingerprints in id order).
+// (messages_dead_by_fingerprint_id answers the NULL fingerprints in id order). The ORDER BY names
+// the index's own order: PostgreSQL does not take `IS NULL` as fixing its first column, and
+// sorted every row still without a fingerprint for each batch under `ORDER BY m.id` (386 ms a
+// batch with 300,000 left; 4.8 ms now). All of them are NULL: the order is the id's.
 struct SelectUnprinted {
   long long id = 0, dead_at = 0, after = 0, limit = 0;
   std::string queue;
@@ -26,7 +29,7 @@ struct SelectUnprinted {
            "m.dead_at, (SELECT a.stack FROM attempts a WHERE a.message_id = m.id "
            "AND a.outcome = 'failed' ORDER BY a.id DESC LIMIT 1) "
            "FROM messages m WHERE m.status = 'dead' AND m.fingerprint IS NULL "
-           "AND m.dead_at IS NOT NULL AND m.id > :after ORDER BY m.id LIMIT :limit";
+           "AND m.dead_at IS NOT NULL AND m.id > :after ORDER BY m.fingerprint, m.id LIMIT :limit";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(into(id));
@@ -62,7 +65,10 @@ struct SetPrint {
 // round trip per row was most of a batch's time), the rows locked in id order as SetPrint locks
 // them one by one, so that two nodes' backfills wait for each other rather than deadlock. A row
 // that stopped being dead, or got its fingerprint from another node while this one waited, is
-// left alone (the lock re-checks it) and not returned.
+// left alone (the lock re-checks it) and not returned. The rows are found by id: `COALESCE(…) =
+// ''` (no fingerprint is empty) keeps the planner off the NULL-fingerprint index, which it
+// takes for a few rows when the column has no statistics yet, as after migration 012 — then it
+// read every row without a fingerprint per batch (2.6 s a batch with 300,000 left; 94 ms now).
 struct SetPrintsAtOnce {
   std::string rows;
   long long id = 0;
@@ -70,11 +76,12 @@ struct SetPrintsAtOnce {
   static std::string sql(const Dialect&) {
     return "WITH v AS (SELECT * FROM json_to_recordset(CAST(:rows AS JSON)) "
            "AS v(id BIGINT, fingerprint TEXT, title TEXT)), "
-           "locked AS (SELECT m.id FROM messages m JOIN v ON v.id = m.id "
-           "WHERE m.status = 'dead' AND m.fingerprint IS NULL ORDER BY m.id FOR UPDATE OF m) "
+           "locked AS (SELECT m.id FROM messages m WHERE m.id = ANY (ARRAY(SELECT id FROM v)) "
+           "AND m.status = 'dead' AND COALESCE(m.fingerprint, '') = '' ORDER BY m.id FOR UPDATE) "
            "UPDATE messages m SET fingerprint = v.fingerprint, title = v.title "
            "FROM v JOIN locked ON locked.id = v.id "
-           "WHERE m.id = v.id AND m.status = 'dead' AND m.fingerprint IS NULL RETURNING m.id";
+           "WHERE m.id = v.id AND m.status = 'dead' AND COALESCE(m.fingerprint, '') = '' "
+           "RETURNING m.id";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(into(id));
