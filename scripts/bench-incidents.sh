@@ -5,8 +5,8 @@
 # without fingerprints as a database from before migration 012 holds them, on SQLite FULL and on
 # PostgreSQL. Per database: the seed, the start-up wait (launch to listening; start-up backfills
 # for at most 5 s), the backfill's rows per second (launch to the task's `done=true` line), then
-# p50/p99 of GET /dlq/incidents (both sorts, ?queue=q3), one incident, its dead messages and its
-# replay preview. Causes are skewed (cause c ~ 1000 x^2 for x uniform), so the sort by dead has
+# p50/p99 of GET /dlq/incidents (both sorts, ?queue=q3), one incident, its dead messages, /metrics
+# (with its incident gauges) and the incident's replay preview. Causes are skewed (cause c ~ 1000 x^2 for x uniform), so the sort by dead has
 # no ties; each spreads over all ten queues; each message has one failed attempt with a stack.
 
 INCIDENT_DEAD="${DLQ_INCIDENT_DEAD:-1000000}"
@@ -118,6 +118,7 @@ JSON
   incident_page "/dlq/incidents?limit=100" "/dlq/incidents?limit=100"
   incident_page "/dlq/incidents/{fp} (dead $fp_big)" "/dlq/incidents/$fp"
   incident_page "/dlq?fingerprint={fp}&limit=100" "/dlq?fingerprint=$fp&limit=100"
+  incident_page "/metrics (its incident gauges; cache 1 s)" "/metrics"
   local times=""
   for _ in 1 2 3 4 5; do
     times+="$(curl -s -o "$work/preview.json" -w '%{time_total}' -XPOST "http://127.0.0.1:$port/dlq/replay" \

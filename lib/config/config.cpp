@@ -249,6 +249,7 @@ void visit_tail(V& v, Config& c) {
   v.object("metrics", [&c](V& m) {
     m.number("cache_seconds", c.metrics.cache_seconds, 0, 3600);
     m.integer("max_queue_labels", c.metrics.max_queue_labels, 1, 100000);
+    m.integer("max_incident_labels", c.metrics.max_incident_labels, 0, 1000);
   });
   v.object("ui", [&c](V& u) { u.string("dir", c.ui.dir); });
   v.object("http", [&c](V& h) {

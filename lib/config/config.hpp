@@ -138,6 +138,7 @@ struct Config {
   struct Metrics {
     double cache_seconds = 1;
     int max_queue_labels = 1000;
+    int max_incident_labels = 20;  // incidents with a label of their own in dlq_incident_dead
   } metrics;
   struct Ui {
     // Serve /ui/ from this folder instead of the files built into dlqd (for developing the

@@ -71,13 +71,15 @@ OpsHandlers::R OpsHandlers::metrics(const Request& req, const RouteMatch&) {
   auto ctx = request_context(config_, service_.clock(), req);
   const TimeMs max_age = seconds_to_ms(config_.metrics.cache_seconds);
   ops::ScrapeInputs in;
-  auto cached = metrics_.cached_queue_stats(ctx.now, max_age);
-  if (cached) {
-    in.queues = std::move(*cached);
-  } else {
-    in.queues = co_await service_.stats(ctx, std::nullopt);
-    metrics_.keep_queue_stats(in.queues, ctx.now);
+  auto cached = metrics_.cached_counts(ctx.now, max_age);
+  if (!cached) {
+    cached.emplace();
+    cached->queues = co_await service_.stats(ctx, std::nullopt);
+    cached->incidents = co_await store_.incident_gauges(config_.metrics.max_incident_labels);
+    metrics_.keep_counts(*cached, ctx.now);
   }
+  in.queues = std::move(cached->queues);
+  in.incidents = std::move(cached->incidents);
   in.now = ctx.now;
   in.waiters = co_await service_.waiting_by_queue();
   in.leader = tasks_.leader();

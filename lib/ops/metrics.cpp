@@ -203,16 +203,15 @@ void Metrics::http_request(std::string_view route, std::string_view method, int 
   route_histogram(route).observe(took);
 }
 
-std::optional<std::vector<store::QueueStats>> Metrics::cached_queue_stats(TimeMs now,
-                                                                          TimeMs max_age) {
+std::optional<Metrics::DatabaseCounts> Metrics::cached_counts(TimeMs now, TimeMs max_age) {
   std::lock_guard lock(stats_mu_);
   if (stats_at_ == 0 || now - stats_at_ >= max_age) return std::nullopt;
   return stats_;
 }
 
-void Metrics::keep_queue_stats(std::vector<store::QueueStats> stats, TimeMs at) {
+void Metrics::keep_counts(DatabaseCounts counts, TimeMs at) {
   std::lock_guard lock(stats_mu_);
-  stats_ = std::move(stats);
+  stats_ = std::move(counts);
   stats_at_ = at;
 }
 
@@ -250,6 +249,19 @@ std::string Metrics::exposition(const ScrapeInputs& in) {
   w.family("dlq_oldest_dead_age_seconds", "gauge", "Age of the oldest dead message per queue (from dead_at).");
   for (const auto& [queue, d] : by_label) {
     w.sample("dlq_oldest_dead_age_seconds", {"queue"}, {queue}, age_seconds(d.oldest_dead, in.now));
+  }
+
+  // Incidents (from the database, as the depths): label values are stored fingerprints, 16 hex
+  // digits dlqd made, never worker text.
+  w.family("dlq_incidents_open", "gauge", "Incidents with at least one dead message, from the database.");
+  w.sample("dlq_incidents_open", {}, {}, static_cast<double>(in.incidents.open));
+  w.family("dlq_incident_dead", "gauge",
+           "Dead messages of the incidents with the most (metrics.max_incident_labels), the rest under fingerprint=\"_other\".");
+  for (const auto& [fingerprint, dead] : in.incidents.top) {
+    w.sample("dlq_incident_dead", {"fingerprint"}, {fingerprint}, static_cast<double>(dead));
+  }
+  if (in.incidents.open > static_cast<long long>(in.incidents.top.size())) {
+    w.sample("dlq_incident_dead", {"fingerprint"}, {"_other"}, static_cast<double>(in.incidents.other_dead));
   }
 
   w.counter("dlq_enqueued_total", "Messages enqueued on this node.", {"queue"}, enqueued_);

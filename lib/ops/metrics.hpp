@@ -48,6 +48,7 @@ class Counter {
 // What a scrape reads besides the counters: from the database (cached) and the node.
 struct ScrapeInputs {
   std::vector<store::QueueStats> queues;
+  store::IncidentGauges incidents;
   TimeMs now = 0;
   std::map<std::string, std::size_t> waiters;  // parked claims per queue
   bool leader = false;
@@ -69,10 +70,15 @@ class Metrics {
 
   std::string exposition(const ScrapeInputs& in);
 
-  // The database's message counts for a scrape, kept so that frequent scrapes cost one query per
-  // `max_age` (metrics.cache_seconds): the counts kept less than max_age before `now`, or none.
-  std::optional<std::vector<store::QueueStats>> cached_queue_stats(TimeMs now, TimeMs max_age);
-  void keep_queue_stats(std::vector<store::QueueStats> stats, TimeMs at);
+  // The database's counts for a scrape (messages per queue, the incidents' gauges), kept so that
+  // frequent scrapes cost one read per `max_age` (metrics.cache_seconds): the counts kept less
+  // than max_age before `now`, or none.
+  struct DatabaseCounts {
+    std::vector<store::QueueStats> queues;
+    store::IncidentGauges incidents;
+  };
+  std::optional<DatabaseCounts> cached_counts(TimeMs now, TimeMs max_age);
+  void keep_counts(DatabaseCounts counts, TimeMs at);
 
  private:
   Histogram& route_histogram(std::string_view route);
@@ -85,7 +91,7 @@ class Metrics {
   std::chrono::system_clock::time_point started_ = std::chrono::system_clock::now();
   std::mutex stats_mu_;
   TimeMs stats_at_ = 0;  // 0: nothing kept yet
-  std::vector<store::QueueStats> stats_;
+  DatabaseCounts stats_;
 };
 
 }  // namespace dlq::ops

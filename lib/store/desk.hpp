@@ -219,6 +219,14 @@ struct Incident {
   TimeMs last_death_at = 0;  // its latest death ever
 };
 
+// /metrics: the incidents with dead messages, and the `top` with the most (by dead, then
+// fingerprint), the dead of the others summed.
+struct IncidentGauges {
+  long long open = 0;
+  std::vector<std::pair<std::string, long long>> top;  // fingerprint -> dead
+  long long other_dead = 0;
+};
+
 // Retention of the incident tables: incident_hours rows of hours before `hours_before`, and
 // incidents with no dead message whose last death came before `idle_before` (none: kept), at
 // most `limit` of each, with their per-queue and per-hour rows.

@@ -494,6 +494,40 @@ std::optional<Incident> IncidentSql::find(const std::string& fingerprint, TimeMs
   return std::move(one.front());
 }
 
+// Two reads of the incidents with dead messages: their number and dead in all, then the largest
+// through incidents_by_dead.
+IncidentGauges IncidentSql::gauges(int top) {
+  IncidentGauges out;
+  long long all_dead = 0;
+  {
+    soci::statement st = prepare_call(
+        c_, "SELECT COUNT(*), COALESCE(SUM(dead), 0) FROM incidents WHERE dead > 0",
+        [&](soci::statement& s) {
+          s.exchange(into(out.open));
+          s.exchange(into(all_dead));
+        });
+    run_once(c_, st);
+  }
+  long long limit = top, dead = 0, shown = 0;
+  std::string fingerprint;
+  if (limit > 0) {
+    soci::statement st = prepare_call(
+        c_, "SELECT fingerprint, dead FROM incidents WHERE dead > 0 ORDER BY dead DESC, "
+            "fingerprint LIMIT :top",
+        [&](soci::statement& s) {
+          s.exchange(into(fingerprint));
+          s.exchange(into(dead));
+          s.exchange(use(limit, "top"));
+        });
+    for_each_row(c_, st, [&] {
+      out.top.emplace_back(fingerprint, dead);
+      shown += dead;
+    });
+  }
+  out.other_dead = all_dead - shown;
+  return out;
+}
+
 // Two statements for the page's queues and hours, one index probe per incident for its samples.
 void IncidentSql::complete(std::vector<Incident>& incidents, TimeMs from_hour, int hours) {
   if (incidents.empty()) return;

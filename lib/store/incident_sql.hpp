@@ -54,6 +54,7 @@ class IncidentSql {
 
   std::vector<Incident> list(const IncidentQuery& q);
   std::optional<Incident> find(const std::string& fingerprint, TimeMs from_hour, int hours);
+  IncidentGauges gauges(int top);
   IncidentsPruned prune(const IncidentPruneParams& p);
 
  private:

@@ -281,6 +281,10 @@ awaitable<std::optional<Incident>> SqlStore::incident_find(std::string fingerpri
       });
 }
 
+awaitable<IncidentGauges> SqlStore::incident_gauges(int top) {
+  return read<IncidentGauges>([top](EntitySql& sql) { return sql.incidents.gauges(top); });
+}
+
 awaitable<IncidentsPruned> SqlStore::incidents_prune(IncidentPruneParams p) {
   return write<IncidentsPruned>([p](EntitySql& sql) { return sql.incidents.prune(p); });
 }

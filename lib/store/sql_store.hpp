@@ -77,6 +77,7 @@ class SqlStore final : public Store {
   awaitable<std::vector<Incident>> incidents_list(IncidentQuery p) override;
   awaitable<std::optional<Incident>> incident_find(std::string fingerprint, TimeMs from_hour,
                                                    int hours) override;
+  awaitable<IncidentGauges> incident_gauges(int top) override;
   awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) override;
   awaitable<std::vector<UnprintedDead>> incidents_unprinted(MessageId after, int limit) override;
   awaitable<long long> incidents_backfill(std::vector<PrintedDead> rows) override;

@@ -287,6 +287,8 @@ class Store {
   // One incident, with per_hour from `from_hour`; none when it has no dead message.
   virtual awaitable<std::optional<Incident>> incident_find(std::string fingerprint,
                                                            TimeMs from_hour, int hours) = 0;
+  // The incidents' gauges of /metrics: open incidents and the `top` largest (IncidentGauges).
+  virtual awaitable<IncidentGauges> incident_gauges(int top) = 0;
   // One batch of retention (IncidentPruneParams), in one transaction.
   virtual awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) = 0;
   // The backfill: up to `limit` dead messages without a fingerprint, ids above `after`, in id

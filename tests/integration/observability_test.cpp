@@ -1,5 +1,6 @@
 // Observability and housekeeping over real HTTP, on both databases: /metrics counts exactly what
-// happened and passes promtool; queues past metrics.max_queue_labels fold into _other; retention
+// happened and passes promtool; queues past metrics.max_queue_labels fold into _other; the
+// incidents' gauges count open incidents and fold those past metrics.max_incident_labels; retention
 // deletes what aged past its window (dead ones from dead_at) with its history and an audit
 // entry, and enqueues keep being answered during a large sweep; purge validates, works in
 // batches and is audited.
@@ -139,6 +140,49 @@ BOOST_AUTO_TEST_CASE(queues_past_max_queue_labels_fold_into_other) {
   BOOST_TEST(sample(scrape, R"(dlq_enqueued_total{queue="_other"})") == 3);
   BOOST_TEST(sample(scrape, R"(dlq_enqueued_total{queue="c"})") == -1);
   BOOST_TEST(sample(scrape, R"(dlq_messages{queue="_other",status="ready"})") == 3);
+}
+
+// dlq_incidents_open: +2 for two causes, +1 for a third, -1 when its one message is dismissed;
+// dlq_incident_dead: the two largest by fingerprint (max_incident_labels 2), the third's under
+// fingerprint="_other", and no _other once every open incident has a label.
+BOOST_AUTO_TEST_CASE(incident_gauges_count_open_incidents_and_fold_the_smaller_ones) {
+  DlqdProcess node{DlqdOptions(R"({"metrics": {"max_incident_labels": 2, "cache_seconds": 0}})")};
+  HttpClient c(node.port());
+  std::int64_t last = 0;
+  auto die = [&](const std::string& error, int n) {
+    for (int i = 0; i < n; ++i) {
+      last = enqueue(c, "inc", "x", {{"max_retries", 1}}).at("id").as_int64();
+      auto m = claim_one(c, "inc");
+      auto failed = c.post(message_path("inc", m.at("id").as_int64(), "fail"),
+                           json::object{{"error", error}});
+      BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
+    }
+  };
+  BOOST_TEST(sample(c.get("/metrics").body, "dlq_incidents_open") == 0);
+  die("alpha failed", 3);
+  die("beta failed", 2);
+  auto scrape = c.get("/metrics").body;
+  BOOST_TEST(sample(scrape, "dlq_incidents_open") == 2);
+  BOOST_TEST(scrape.find("dlq_incident_dead{fingerprint=\"_other\"}") == std::string::npos);
+  die("gamma failed", 1);
+  auto list = c.get("/dlq/incidents").json().at("incidents");
+  BOOST_REQUIRE_EQUAL(list.as_array().size(), 3u);
+  auto fp = [&](int i) { return str(list.at(i), "fingerprint"); };
+  scrape = c.get("/metrics").body;
+  BOOST_TEST(sample(scrape, "dlq_incidents_open") == 3);
+  BOOST_TEST(sample(scrape, "dlq_incident_dead{fingerprint=\"" + fp(0) + "\"}") == 3);
+  BOOST_TEST(sample(scrape, "dlq_incident_dead{fingerprint=\"" + fp(1) + "\"}") == 2);
+  BOOST_TEST(sample(scrape, "dlq_incident_dead{fingerprint=\"" + fp(2) + "\"}") == -1);
+  BOOST_TEST(sample(scrape, "dlq_incident_dead{fingerprint=\"_other\"}") == 1);
+  TempDir dir;
+  auto [status, out] = promtool(scrape, dir);
+  BOOST_TEST(status == 0, out);
+  BOOST_TEST(out.empty(), out);
+
+  BOOST_REQUIRE_EQUAL(c.post(message_path("inc", last, "dismiss"), json::object{}).status, 200);
+  scrape = c.get("/metrics").body;
+  BOOST_TEST(sample(scrape, "dlq_incidents_open") == 2);
+  BOOST_TEST(sample(scrape, "dlq_incident_dead{fingerprint=\"_other\"}") == -1);
 }
 
 BOOST_AUTO_TEST_CASE(retention_deletes_what_aged_out_dead_ones_from_dead_at) {

@@ -392,6 +392,33 @@ BOOST_AUTO_TEST_CASE(reads_sort_filter_and_page_incidents) {
   BOOST_TEST(!wait(store->incident_find(C, T, 1)).has_value());
 }
 
+// /metrics' gauges: open incidents, the largest by dead then fingerprint, the rest's dead summed.
+BOOST_AUTO_TEST_CASE(gauges_count_open_incidents_and_sum_the_rest) {
+  auto none = wait(store->incident_gauges(2));
+  BOOST_TEST(none.open == 0);
+  BOOST_TEST(none.top.empty());
+  BOOST_TEST(none.other_dead == 0);
+  const std::string C = "00000000000000cc";
+  die("q1", A, T + 100);
+  die("q2", A, T + 200);
+  die("q1", B, T + 300);
+  Message c1 = die("q1", C, T + 400);
+  die("q3", C, T + 500);
+  die("q3", C, T + 600);
+  auto g = wait(store->incident_gauges(2));
+  BOOST_TEST(g.open == 3);
+  BOOST_TEST((g.top == std::vector<std::pair<std::string, long long>>{{C, 3}, {A, 2}}));
+  BOOST_TEST(g.other_dead == 1);
+  auto unlabelled = wait(store->incident_gauges(0));
+  BOOST_TEST(unlabelled.top.empty());
+  BOOST_TEST(unlabelled.other_dead == 6);
+  replay(c1, T + 700);
+  auto after = wait(store->incident_gauges(5));
+  BOOST_TEST(after.open == 3);
+  BOOST_TEST((after.top == std::vector<std::pair<std::string, long long>>{{A, 2}, {C, 2}, {B, 1}}));
+  BOOST_TEST(after.other_dead == 0);
+}
+
 BOOST_AUTO_TEST_CASE(retention_drops_old_hours_and_idle_incidents) {
   Message a = die("q1", A, T + 100);
   die("q1", B, T + 50 * kMillisPerHour);

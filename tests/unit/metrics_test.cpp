@@ -98,6 +98,9 @@ BOOST_AUTO_TEST_CASE(a_scripted_sequence_of_events_is_counted_per_queue_and_labe
   in.waiters = {{"a", 2}};
   in.leader = true;
   in.tasks = {{"retention", TaskScope::leader_only, 5, 1}};
+  in.incidents.open = 3;
+  in.incidents.top = {{"00000000000000aa", 7}, {"00000000000000bb", 2}};
+  in.incidents.other_dead = 1;
   const std::string text = metrics.exposition(in);
 
   for (const char* line : {
@@ -123,6 +126,10 @@ BOOST_AUTO_TEST_CASE(a_scripted_sequence_of_events_is_counted_per_queue_and_labe
            R"(dlq_alerts_sent_total 2)",
            R"(dlq_alerts_failed_total 1)",
            R"(dlq_leader 1)",
+           R"(dlq_incidents_open 3)",
+           R"(dlq_incident_dead{fingerprint="00000000000000aa"} 7)",
+           R"(dlq_incident_dead{fingerprint="00000000000000bb"} 2)",
+           R"(dlq_incident_dead{fingerprint="_other"} 1)",
            R"(dlq_task_runs_total{task="retention"} 5)",
            R"(dlq_task_failures_total{task="retention"} 1)",
        }) {
