@@ -27,7 +27,7 @@ struct EntitySql {
       : audit(c),
         names(c),
         incidents(c),
-        incident_desk(c),
+        incident_desk(c, audit),
         backfill(c, incidents),
         messages(c, audit, names, incidents, std::move(node)),
         claims(c),

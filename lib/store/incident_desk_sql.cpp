@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 
+#include "store/audit_sql.hpp"
 #include "store/connection.hpp"
 #include "store/prepared.hpp"
 
@@ -20,14 +21,15 @@ namespace {
 
 constexpr const char* kIncidentColumns =
     "i.fingerprint, i.title, i.error_class, i.job_type, i.dead, i.replayed, i.dismissed, "
-    "i.first_dead_at, i.last_dead_at, i.last_death_at";
+    "i.first_dead_at, i.last_dead_at, i.last_death_at, i.muted_until, i.mute_reason";
 
 // One row of kIncidentColumns.
 struct IncidentRow {
   std::string fingerprint, title;
   std::optional<std::string> error_class, job_type;
   long long dead = 0, replayed = 0, dismissed = 0, last_death_at = 0;
-  std::optional<long long> first_dead_at, last_dead_at;
+  std::optional<long long> first_dead_at, last_dead_at, muted_until;
+  std::optional<std::string> mute_reason;
 
   void exchange_into(soci::statement& st) {
     st.exchange(into(fingerprint));
@@ -40,6 +42,8 @@ struct IncidentRow {
     st.exchange(into(first_dead_at));
     st.exchange(into(last_dead_at));
     st.exchange(into(last_death_at));
+    st.exchange(into(muted_until));
+    st.exchange(into(mute_reason));
   }
   Incident to_incident() const {
     Incident i;
@@ -53,6 +57,8 @@ struct IncidentRow {
     i.first_dead_at = first_dead_at;
     i.last_dead_at = last_dead_at;
     i.last_death_at = last_death_at;
+    i.muted_until = muted_until;
+    i.mute_reason = mute_reason;
     return i;
   }
 };
@@ -82,7 +88,8 @@ struct IncidentDeskSql::Statements {
   Prepared<SampleIds> samples;
 };
 
-IncidentDeskSql::IncidentDeskSql(Connection& c) : c_(c), kept_(std::make_unique<Statements>()) {}
+IncidentDeskSql::IncidentDeskSql(Connection& c, AuditSql& audit)
+    : c_(c), audit_(audit), kept_(std::make_unique<Statements>()) {}
 
 IncidentDeskSql::~IncidentDeskSql() = default;
 
@@ -188,6 +195,97 @@ IncidentGauges IncidentDeskSql::gauges(int top) {
     });
   }
   out.other_dead = all_dead - shown;
+  return out;
+}
+
+// The row locked while its previous mute is read, so that the audit entry names the mute this
+// one replaced even when two operators mute at once.
+std::optional<IncidentMuted> IncidentDeskSql::mute(const IncidentMuteParams& p) {
+  std::string fingerprint = p.fingerprint;
+  long long found = 0;
+  std::optional<long long> stored;
+  soci::statement st = prepare_call(
+      c_, "SELECT 1, muted_until FROM incidents WHERE fingerprint = :fingerprint" +
+              c_.dialect().for_update,
+      [&](soci::statement& s) {
+        s.exchange(into(found));
+        s.exchange(into(stored));
+        s.exchange(use(fingerprint, "fingerprint"));
+      });
+  if (!run_once(c_, st)) return std::nullopt;
+  std::optional<TimeMs> previous;
+  if (stored && *stored > p.now) previous = *stored;
+  IncidentMuted out{p.fingerprint, p.until, p.until ? p.reason : std::nullopt};
+  std::optional<long long> until = out.muted_until;
+  c_.session() << "UPDATE incidents SET muted_until = :until, mute_reason = :reason "
+                  "WHERE fingerprint = :fingerprint",
+      use(until, "until"), use(out.mute_reason, "reason"), use(fingerprint, "fingerprint");
+  audit_.append(p.audit(previous));
+  return out;
+}
+
+// One read of the due incidents, then each marked under its row lock in fingerprint order (the
+// order every commit locks incidents in) if no other leader marked it since the read.
+std::vector<IncidentAlert> IncidentDeskSql::alert(const IncidentAlertParams& p) {
+  struct Due {
+    std::string fingerprint;
+    long long dead = 0, level = 0;
+    bool silent = false;
+  };
+  std::vector<Due> due;
+  {
+    Due row;
+    std::optional<long long> muted_until;
+    long long now = p.now, sent_before = p.sent_before, limit = p.limit, send = p.send ? 1 : 0;
+    soci::statement st = prepare_call(
+        c_, "SELECT fingerprint, dead, alert_level, muted_until FROM incidents "
+            "WHERE dead > 0 AND (alert_level = 0 OR dead >= alert_level * 10) "
+            "AND (:send = 0 OR alert_sent_at IS NULL OR alert_sent_at <= :sent_before "
+            "OR muted_until > :now) ORDER BY last_death_at, fingerprint LIMIT :limit",
+        [&](soci::statement& s) {
+          s.exchange(into(row.fingerprint));
+          s.exchange(into(row.dead));
+          s.exchange(into(row.level));
+          s.exchange(into(muted_until));
+          s.exchange(use(send, "send"));
+          s.exchange(use(sent_before, "sent_before"));
+          s.exchange(use(now, "now"));
+          s.exchange(use(limit, "limit"));
+        });
+    for_each_row(c_, st, [&] {
+      row.silent = !p.send || (muted_until && *muted_until > p.now);
+      due.push_back(row);
+    });
+  }
+  std::sort(due.begin(), due.end(),
+            [](const Due& a, const Due& b) { return a.fingerprint < b.fingerprint; });
+  std::vector<IncidentAlert> out;
+  for (const auto& d : due) {
+    std::string fingerprint = d.fingerprint;
+    long long old_level = d.level, level = incident_alert_level(d.dead), now = p.now;
+    int silent = d.silent ? 1 : 0;
+    soci::statement mark = prepare_call(
+        c_, "UPDATE incidents SET alert_level = :level, alert_sent_at = CASE WHEN :silent = 1 "
+            "THEN alert_sent_at ELSE :now END WHERE fingerprint = :fingerprint "
+            "AND alert_level = :old_level AND dead > 0",
+        [&](soci::statement& s) {
+          s.exchange(use(level, "level"));
+          s.exchange(use(silent, "silent"));
+          s.exchange(use(now, "now"));
+          s.exchange(use(fingerprint, "fingerprint"));
+          s.exchange(use(old_level, "old_level"));
+        });
+    mark.execute(true);
+    bool marked = mark.get_affected_rows() > 0;
+    c_.finish(mark);
+    if (!marked || d.silent) continue;
+    auto entry = find(fingerprint, p.from_hour, p.hours);
+    if (!entry) continue;
+    IncidentAlert a;
+    if (old_level > 0) a.threshold = level;
+    a.incident = std::move(*entry);
+    out.push_back(std::move(a));
+  }
   return out;
 }
 

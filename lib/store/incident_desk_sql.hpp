@@ -1,6 +1,7 @@
 // The incidents as operators see them (tables incidents, incident_queues, incident_hours;
-// migration 013): the reads behind GET /dlq/incidents and the gauges of /metrics. What commits
-// count into them is IncidentSql's. One per connection, on a store thread.
+// migrations 013, 015): the reads behind GET /dlq/incidents and the gauges of /metrics, the mute
+// and the leader's alert marks. What commits count into them is IncidentSql's. One per
+// connection, on a store thread.
 #pragma once
 
 #include <memory>
@@ -12,11 +13,12 @@
 
 namespace dlq::store {
 
+class AuditSql;
 class Connection;
 
 class IncidentDeskSql {
  public:
-  explicit IncidentDeskSql(Connection& c);
+  IncidentDeskSql(Connection& c, AuditSql& audit);
   ~IncidentDeskSql();
   IncidentDeskSql(const IncidentDeskSql&) = delete;
   IncidentDeskSql& operator=(const IncidentDeskSql&) = delete;
@@ -24,6 +26,8 @@ class IncidentDeskSql {
   std::vector<Incident> list(const IncidentQuery& q);
   std::optional<Incident> find(const std::string& fingerprint, TimeMs from_hour, int hours);
   IncidentGauges gauges(int top);
+  std::optional<IncidentMuted> mute(const IncidentMuteParams& p);
+  std::vector<IncidentAlert> alert(const IncidentAlertParams& p);
 
  private:
   struct Statements;  // incident_desk_sql.cpp: the kept sample-ids probe
@@ -32,6 +36,7 @@ class IncidentDeskSql {
   void complete(std::vector<Incident>& incidents, TimeMs from_hour, int hours);
 
   Connection& c_;
+  AuditSql& audit_;
   std::unique_ptr<Statements> kept_;
 };
 

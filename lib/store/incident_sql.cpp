@@ -26,6 +26,7 @@ constexpr const char* kUpsertIncident =
     "first_dead_at, last_dead_at, last_death_at) VALUES (:fingerprint, :title, :error_class, "
     ":job_type, :dead, :replayed, :dismissed, :first_death, :last_death, :last_death) "
     "ON CONFLICT (fingerprint) DO UPDATE SET dead = incidents.dead + :dead, "
+    "alert_level = CASE WHEN incidents.dead + :dead <= 0 THEN 0 ELSE incidents.alert_level END, "
     "replayed = incidents.replayed + :replayed, dismissed = incidents.dismissed + :dismissed, "
     "first_dead_at = CASE WHEN incidents.first_dead_at IS NULL "
     "OR incidents.first_dead_at > :first_death THEN :first_death ELSE incidents.first_dead_at END, "
@@ -53,14 +54,17 @@ struct UpsertIncident {
   }
 };
 
-// Members left and none died: the row exists (its members' deaths made it).
+// Members left and none died: the row exists (its members' deaths made it). One that empties it
+// forgets what its alerts told (alert_level, migration 015): its next death opens it again.
 struct ExitIncident {
   std::string fingerprint;
   long long dead = 0, replayed = 0, dismissed = 0;
 
   static std::string sql(const Dialect&) {
     return "UPDATE incidents SET dead = dead + :dead, replayed = replayed + :replayed, "
-           "dismissed = dismissed + :dismissed WHERE fingerprint = :fingerprint";
+           "dismissed = dismissed + :dismissed, "
+           "alert_level = CASE WHEN dead + :dead <= 0 THEN 0 ELSE alert_level END "
+           "WHERE fingerprint = :fingerprint";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(use(dead, "dead"));

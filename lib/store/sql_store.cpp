@@ -285,6 +285,16 @@ awaitable<IncidentGauges> SqlStore::incident_gauges(int top) {
   return read<IncidentGauges>([top](EntitySql& sql) { return sql.incident_desk.gauges(top); });
 }
 
+awaitable<std::optional<IncidentMuted>> SqlStore::incident_mute(IncidentMuteParams p) {
+  return write<std::optional<IncidentMuted>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.incident_desk.mute(p); });
+}
+
+awaitable<std::vector<IncidentAlert>> SqlStore::incidents_alert(IncidentAlertParams p) {
+  return write<std::vector<IncidentAlert>>(
+      [p](EntitySql& sql) { return sql.incident_desk.alert(p); });
+}
+
 awaitable<IncidentsPruned> SqlStore::incidents_prune(IncidentPruneParams p) {
   return write<IncidentsPruned>([p](EntitySql& sql) { return sql.incidents.prune(p); });
 }
