@@ -1,7 +1,8 @@
 // Alert webhooks against a receiver on loopback, over HTTP and over HTTPS with a test CA: dead
 // letters aggregated per queue per interval, with counts and without the payload; threshold
-// crossed and cleared (the leader's check); a receiver that is down gets retries, counted, and
-// the queue does not notice.
+// crossed and cleared (the leader's check); incident events (opened, each power of ten, muted,
+// opened again; none with them off); a receiver that is down gets retries, counted, and the
+// queue does not notice.
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
@@ -51,6 +52,37 @@ long long counted(const std::vector<WebhookReceiver::Received>& got) {
   for (const auto& r : got) n += json::parse(r.body).at("count").as_int64();
   return n;
 }
+
+// The incident events a receiver got, in arrival order.
+std::vector<json::object> incident_events(WebhookReceiver& r) {
+  std::vector<json::object> out;
+  for (const auto& got : r.received()) {
+    auto b = json::parse(got.body).as_object();
+    if (str(b, "event").starts_with("incident_")) out.push_back(b);
+  }
+  return out;
+}
+
+// `n` messages of `job_type` die together: one batch claim with one-second leases, which the
+// reaper ends in one sweep (max_lease_expiries 1). Returns when all are dead.
+void expire_together(HttpClient& c, const std::string& queue, const std::string& job_type, int n) {
+  json::array messages;
+  for (int i = 0; i < n; ++i) messages.push_back(json::object{{"payload", "x"}, {"job_type", job_type}});
+  BOOST_REQUIRE_EQUAL(c.post("/queues/" + queue + "/messages/batch",
+                             json::object{{"messages", messages}}).status, 201);
+  auto claimed = claim(c, queue, {{"max", n}, {"visibility_timeout", 1}}).json();
+  const auto& got = claimed.at("messages").as_array();
+  BOOST_REQUIRE_EQUAL(got.size(), static_cast<std::size_t>(n));
+  BOOST_REQUIRE(eventually([&] {
+    for (const auto& m : got) {
+      auto now = c.get(message_path(queue, m.at("id").as_int64())).json();
+      if (str(now, "status") != "dead") return false;
+    }
+    return true;
+  }, 10));
+}
+
+const char* const kIncidentQueue = R"("queues": {"inc": {"max_lease_expiries": 1}})";
 
 }  // namespace
 
@@ -136,6 +168,92 @@ BOOST_AUTO_TEST_CASE(a_threshold_is_crossed_and_cleared_once_each) {
   int crossed = 0;
   for (const auto& r : receiver.received()) crossed += str(json::parse(r.body), "event") == "threshold_crossed";
   BOOST_TEST(crossed == 1);
+}
+
+// The leader's incident events (checked every 5 s; min_interval_seconds 1): one incident_opened,
+// one incident_grew per power of ten, a second cause its own, nothing for a muted one (nor when
+// its mute ends), an emptied one opened again. Beside it a node with the events off (the
+// default) sends only dead_lettered.
+BOOST_AUTO_TEST_CASE(incident_events_tell_each_opening_and_power_of_ten_once) {
+  WebhookReceiver receiver, off_receiver;
+  const std::string base = "http://127.0.0.1:";
+  DlqdProcess node{DlqdOptions(
+      R"({"alerts": {"webhook_url": ")" + base + std::to_string(receiver.port()) +
+      R"(/hook", "min_interval_seconds": 1, "dead_depth": 0, "oldest_dead_age_seconds": 0, )"
+      R"("on_new_incident": true}, )" + kIncidentQueue + "}")};
+  DlqdProcess off{DlqdOptions(R"({"alerts": {"webhook_url": ")" + base +
+                              std::to_string(off_receiver.port()) + R"(/hook"}, )" +
+                              kIncidentQueue + "}")};
+  HttpClient c(node.port()), o(off.port());
+  expire_together(o, "inc", "relay", 5);
+
+  expire_together(c, "inc", "relay", 5);
+  BOOST_REQUIRE(eventually([&] { return incident_events(receiver).size() == 1; }, 10));
+  auto opened = incident_events(receiver).at(0);
+  std::vector<std::string> keys;
+  for (const auto& kv : opened) keys.emplace_back(kv.key());
+  BOOST_TEST((keys == std::vector<std::string>{"event", "fingerprint", "title", "error_class",
+                                               "job_types", "queues", "dead", "threshold",
+                                               "first_dead_at", "last_dead_at", "sample_ids",
+                                               "node"}));
+  BOOST_TEST(str(opened, "event") == "incident_opened");
+  BOOST_TEST(str(opened, "title") == "lease expired");
+  BOOST_TEST(opened.at("dead").as_int64() == 5);
+  BOOST_TEST(opened.at("threshold").is_null());
+  BOOST_TEST(json::serialize(opened.at("queues")) == json::serialize(json::object{{"inc", 5}}));
+  BOOST_TEST(opened.at("sample_ids").as_array().size() == 3u);
+  const std::string relay = str(opened, "fingerprint");
+
+  // 25 more (crossing 10), and a second cause.
+  expire_together(c, "inc", "relay", 25);
+  expire_together(c, "inc", "billing", 5);
+  BOOST_REQUIRE(eventually([&] { return incident_events(receiver).size() == 3; }, 15));
+  std::string billing;
+  for (const auto& e : incident_events(receiver)) {
+    if (str(e, "fingerprint") == relay && str(e, "event") == "incident_grew") {
+      BOOST_TEST(e.at("threshold").as_int64() == 10);
+      BOOST_TEST(e.at("dead").as_int64() == 30);
+    } else if (str(e, "fingerprint") != relay) {
+      BOOST_TEST(str(e, "event") == "incident_opened");
+      BOOST_TEST(e.at("dead").as_int64() == 5);
+      billing = str(e, "fingerprint");
+    }
+  }
+  BOOST_REQUIRE(!billing.empty());
+
+  // Muted, relay crosses 100 and tells nothing; billing's crossing of 10, in a later check than
+  // relay's deaths, still arrives.
+  BOOST_REQUIRE_EQUAL(c.post("/dlq/incidents/" + relay + "/mute",
+                             json::object{{"until", "2099-01-01T00:00:00Z"}}).status, 200);
+  expire_together(c, "inc", "relay", 71);
+  BOOST_REQUIRE_EQUAL(c.get("/dlq/incidents/" + relay).json().at("dead").as_int64(), 101);
+  expire_together(c, "inc", "billing", 5);
+  BOOST_REQUIRE(eventually([&] { return incident_events(receiver).size() == 4; }, 15));
+  auto grew = incident_events(receiver).at(3);
+  BOOST_TEST(str(grew, "fingerprint") == billing);
+  BOOST_TEST(grew.at("threshold").as_int64() == 10);
+
+  // Un-muted: nothing for what it reached meanwhile. Billing emptied, then dying again, opens again.
+  BOOST_REQUIRE_EQUAL(c.post("/dlq/incidents/" + relay + "/mute",
+                             json::object{{"until", "2000-01-01T00:00:00Z"}}).status, 200);
+  json::object filter{{"fingerprint", billing}};
+  auto preview = c.post("/dlq/dismiss", json::object{{"filter", filter}, {"dry_run", true}}).json();
+  BOOST_REQUIRE_EQUAL(c.post("/dlq/dismiss", json::object{{"filter", filter},
+                                                          {"confirm_token", preview.at("confirm_token")}})
+                          .json().at("dismissed").as_int64(), 10);
+  expire_together(c, "inc", "billing", 1);
+  BOOST_REQUIRE(eventually([&] { return incident_events(receiver).size() == 5; }, 15));
+  auto again = incident_events(receiver).at(4);
+  BOOST_TEST(str(again, "fingerprint") == billing);
+  BOOST_TEST(str(again, "event") == "incident_opened");
+  BOOST_TEST(again.at("dead").as_int64() == 1);
+  int relay_events = 0;
+  for (const auto& e : incident_events(receiver)) relay_events += str(e, "fingerprint") == relay;
+  BOOST_TEST(relay_events == 2);
+
+  // The node with the events off ran its checks all along: only dead_lettered.
+  BOOST_TEST(!off_receiver.received().empty());
+  BOOST_TEST(incident_events(off_receiver).empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_receiver_that_is_down_gets_retries_and_the_queue_does_not_notice) {

@@ -18,24 +18,6 @@ using namespace dlq::test;
 
 namespace incidents_it {
 
-// Enqueues one message of `job_type` into `queue` (max_retries 1), claims and fails it with
-// `error` at `when` (X-Now; empty: now), with `stack` when not empty: dead. Returns its id.
-std::int64_t die(HttpClient& c, const std::string& queue, const std::string& job_type,
-                 const std::string& error, const std::string& when,
-                 const std::string& error_class = "transient", const std::string& stack = "") {
-  json::object body{{"payload", "{}"}, {"max_retries", 1}, {"job_type", job_type}};
-  const Headers now = when.empty() ? Headers{} : now_header(when);
-  auto res = c.post("/queues/" + queue + "/messages", body, now);
-  BOOST_REQUIRE_EQUAL(res.status, 201);
-  auto m = claim_one(c, queue, now);
-  auto id = m.at("id").as_int64();
-  json::object failure{{"error", error}, {"error_class", error_class}};
-  if (!stack.empty()) failure["stack"] = stack;
-  auto failed = c.post(message_path(queue, id, "fail"), failure, now);
-  BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
-  return id;
-}
-
 std::vector<std::string> keys_of(const json::object& o) {
   std::vector<std::string> out;
   for (const auto& kv : o) out.emplace_back(kv.key());
@@ -105,13 +87,13 @@ BOOST_AUTO_TEST_CASE(entries_sorts_filters_and_pages) {
   const auto now = now_header(at_s(3 * 3600 + 60));  // in hour 3 after t0
   // alpha: 3 dead over two queues and two hours; gamma: 2 (the newest); beta: 1; delta: 1 then
   // replayed (not listed).
-  std::int64_t a1 = die(c, q1, jt, "alpha failed for order 17", at_s(100));
-  std::int64_t a2 = die(c, q2, jt, "alpha failed for order 18", at_s(3 * 3600 + 10));
-  std::int64_t a3 = die(c, q1, jt, "alpha failed for order 19", at_s(3 * 3600 + 20));
-  die(c, q1, jt, "beta failed", at_s(200));
-  die(c, q2, jt, "gamma timed out", at_s(3 * 3600 + 30), "timeout");
-  std::int64_t g2 = die(c, q2, jt, "gamma timed out", at_s(3 * 3600 + 40), "timeout");
-  std::int64_t d1 = die(c, q1, jt, "delta failed", at_s(300));
+  std::int64_t a1 = fail_to_death(c, q1, jt, "alpha failed for order 17", at_s(100));
+  std::int64_t a2 = fail_to_death(c, q2, jt, "alpha failed for order 18", at_s(3 * 3600 + 10));
+  std::int64_t a3 = fail_to_death(c, q1, jt, "alpha failed for order 19", at_s(3 * 3600 + 20));
+  fail_to_death(c, q1, jt, "beta failed", at_s(200));
+  fail_to_death(c, q2, jt, "gamma timed out", at_s(3 * 3600 + 30), "timeout");
+  std::int64_t g2 = fail_to_death(c, q2, jt, "gamma timed out", at_s(3 * 3600 + 40), "timeout");
+  std::int64_t d1 = fail_to_death(c, q1, jt, "delta failed", at_s(300));
   BOOST_REQUIRE_EQUAL(c.post(message_path(q1, d1, "replay"), json::object{}, now).status, 200);
 
   auto res = c.get("/dlq/incidents?job_type=" + jt, now);
@@ -248,7 +230,7 @@ BOOST_AUTO_TEST_CASE(each_bad_parameter_is_a_422_naming_it) {
 BOOST_AUTO_TEST_CASE(mute_and_unmute_an_incident) {
   HttpClient c(shared_dlqd().port());
   const std::string jt = fresh_queue("jt"), q = fresh_queue("mute");
-  std::int64_t id = die(c, q, jt, "smtp relay refused the login", "", "auth");
+  std::int64_t id = fail_to_death(c, q, jt, "smtp relay refused the login", "", "auth");
   const std::string fp = str(c.get("/dlq/incidents?job_type=" + jt).json().at("incidents").at(0),
                              "fingerprint");
   const std::string mute = "/dlq/incidents/" + fp + "/mute";
@@ -312,7 +294,7 @@ BOOST_AUTO_TEST_CASE(mute_and_unmute_an_incident) {
   BOOST_TEST(json::serialize(last.at("details")) ==
              json::serialize(json::object{{"until", nullptr},
                                           {"previous_until", "2099-01-01T00:00:00.000Z"}}));
-  die(c, q, jt, "smtp relay refused the login", "", "auth");
+  fail_to_death(c, q, jt, "smtp relay refused the login", "", "auth");
   BOOST_TEST(c.get("/dlq/incidents/" + fp).json().at("muted_until").is_null());
 }
 
@@ -321,9 +303,9 @@ BOOST_AUTO_TEST_CASE(mute_and_unmute_an_incident) {
 BOOST_AUTO_TEST_CASE(batch_actions_by_fingerprint) {
   HttpClient c(shared_dlqd().port());
   const std::string jt = fresh_queue("jt"), q = fresh_queue("inc");
-  die(c, q, jt, "epsilon failed", at_s(10));
-  die(c, q, jt, "epsilon failed", at_s(20));
-  die(c, q, jt, "zeta failed", at_s(30));
+  fail_to_death(c, q, jt, "epsilon failed", at_s(10));
+  fail_to_death(c, q, jt, "epsilon failed", at_s(20));
+  fail_to_death(c, q, jt, "zeta failed", at_s(30));
   auto list = c.get("/dlq/incidents?job_type=" + jt).json();
   BOOST_REQUIRE_EQUAL(list.at("count").as_int64(), 2);
   const std::string fp = str(list.at("incidents").at(0), "fingerprint");
@@ -333,7 +315,7 @@ BOOST_AUTO_TEST_CASE(batch_actions_by_fingerprint) {
   for (const char* route : {"/dlq/replay", "/dlq/dismiss"}) {
     auto p = c.post(route, json::object{{"filter", filter}, {"dry_run", true}}).json().as_object();
     BOOST_TEST(p.at("matched").as_int64() == dead, route);
-    die(c, q, jt, "epsilon failed", at_s(40));  // one more died after the preview
+    fail_to_death(c, q, jt, "epsilon failed", at_s(40));  // one more died after the preview
     ++dead;
     json::object body{{"filter", filter}, {"confirm_token", p.at("confirm_token")}};
     if (std::string(route) == "/dlq/replay") body["delay_seconds"] = 0;
@@ -366,8 +348,8 @@ BOOST_AUTO_TEST_CASE(a_kill_9_mid_incident_replay_leaves_the_counts_exact) {
   {
     DlqdProcess node{DlqdOptions(kQuickLeader, db)};
     HttpClient c(node.port());
-    for (int i = 0; i < 30; ++i) die(c, q, jt, "relay timed out after " + std::to_string(i) + " s", "");
-    for (int i = 0; i < 4; ++i) die(c, q, jt, "template missing", "", "invalid_input");
+    for (int i = 0; i < 30; ++i) fail_to_death(c, q, jt, "relay timed out after " + std::to_string(i) + " s", "");
+    for (int i = 0; i < 4; ++i) fail_to_death(c, q, jt, "template missing", "", "invalid_input");
     auto list = c.get("/dlq/incidents").json();
     BOOST_REQUIRE_EQUAL(list.at("count").as_int64(), 2);
     fp = str(list.at("incidents").at(0), "fingerprint");
@@ -430,12 +412,12 @@ BOOST_AUTO_TEST_CASE(a_restart_backfills_dead_messages_stored_without_fingerprin
   {
     DlqdProcess node{DlqdOptions(kClockOverride, db)};
     HttpClient c(node.port());
-    die(c, "b1", jt, "card 4242 declined for order 17", at_s(100));
-    die(c, "b2", jt, "card 4343 declined for order 18", at_s(3 * 3600 + 10));
+    fail_to_death(c, "b1", jt, "card 4242 declined for order 17", at_s(100));
+    fail_to_death(c, "b2", jt, "card 4343 declined for order 18", at_s(3 * 3600 + 10));
     const std::string stack = "Error: gateway\n    at charge (/srv/pay/card.js:41:9)\n    at run (/srv/w.js:3:1)";
-    die(c, "b1", jt, "gateway answered 502", at_s(200), "transient", stack);
-    die(c, "b1", jt, "gateway answered 503", at_s(300), "transient", stack);
-    die(c, "b2", jt, "gateway answered 502", at_s(400), "transient", "Error: gateway\n    at other (/srv/pay/x.js:1:1)");
+    fail_to_death(c, "b1", jt, "gateway answered 502", at_s(200), "transient", stack);
+    fail_to_death(c, "b1", jt, "gateway answered 503", at_s(300), "transient", stack);
+    fail_to_death(c, "b2", jt, "gateway answered 502", at_s(400), "transient", "Error: gateway\n    at other (/srv/pay/x.js:1:1)");
     before = c.get("/dlq/incidents?job_type=" + jt, now).json().at("incidents");
     BOOST_REQUIRE_EQUAL(before.as_array().size(), 3u);  // the cards, and two stacks apart
   }

@@ -12,6 +12,7 @@
 #include "integration/server_fixture.hpp"
 #include "support/pg_admin.hpp"
 #include "support/preconditions.hpp"
+#include "support/webhook_receiver.hpp"
 
 namespace json = boost::json;
 namespace utf = boost::unit_test;
@@ -43,6 +44,21 @@ class OwnCluster {
   }
   std::string url_;
 };
+
+bool leads(unsigned short port) {
+  auto body = HttpClient(port).get("/metrics").body;
+  return body.find("\ndlq_leader 1") != std::string::npos;
+}
+
+template <class Pred>
+bool eventually(Pred done, double seconds) {
+  auto start = Clock::now();
+  while (!done()) {
+    if (Clock::now() - start > std::chrono::duration<double>(seconds)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -193,6 +209,50 @@ BOOST_AUTO_TEST_CASE(a_database_outage_answers_503_then_recovers_with_nothing_lo
   BOOST_TEST(stats.at("succeeded").as_int64() == 1);
   BOOST_TEST(stats.at("ready").as_int64() == 30);  // 29 acknowledged + 1 after recovery
   for (auto id : acked) BOOST_TEST(c.get(message_path(q, id)).status == 200);
+}
+
+// Incident events with two nodes, and a leader killed between two of them: each event arrives
+// once, and the new leader does not tell again what the old one told (kept in the database).
+BOOST_AUTO_TEST_CASE(incident_events_arrive_once_across_nodes_and_a_takeover,
+                     *utf::precondition(on_postgresql)) {
+  WebhookReceiver receiver;
+  std::string db = create_pg_database("dlq_incident_alerts");
+  const std::string config =
+      R"({"database": {"leader_takeover_seconds": 2}, "alerts": {"webhook_url": "http://127.0.0.1:)" +
+      std::to_string(receiver.port()) +
+      R"(/hook", "min_interval_seconds": 1, "on_new_incident": true}})";
+  DlqdProcess a(DlqdOptions(config, db));
+  DlqdProcess b(DlqdOptions(config, db));
+  BOOST_REQUIRE(eventually([&] { return leads(a.port()) != leads(b.port()); }, 10));
+  DlqdProcess& leader = leads(a.port()) ? a : b;
+  DlqdProcess& follower = leads(a.port()) ? b : a;
+  auto events = [&](const std::string& fingerprint) {
+    std::vector<std::string> out;
+    for (const auto& r : receiver.received()) {
+      auto body = json::parse(r.body);
+      if (str(body, "event").starts_with("incident_") &&
+          (fingerprint.empty() || str(body, "fingerprint") == fingerprint)) {
+        out.push_back(str(body, "event"));
+      }
+    }
+    return out;
+  };
+  HttpClient f(follower.port()), l(leader.port());
+  for (int i = 0; i < 3; ++i) fail_to_death(f, "nodes-a", "relay", "relay refused");
+  for (int i = 0; i < 2; ++i) fail_to_death(l, "nodes-b", "relay", "relay refused");
+  BOOST_REQUIRE(eventually([&] { return events("").size() == 1; }, 15));
+  const std::string relay = str(f.get("/dlq/incidents?job_type=relay").json().at("incidents").at(0),
+                                "fingerprint");
+
+  leader.kill9();
+  BOOST_REQUIRE(eventually([&] { return leads(follower.port()); }, 15));
+  for (int i = 0; i < 5; ++i) fail_to_death(f, "nodes-a", "relay", "relay refused");
+  fail_to_death(f, "nodes-a", "billing", "card declined", "", "invalid_input");
+  BOOST_REQUIRE(eventually([&] { return events("").size() == 3; }, 15));
+  BOOST_TEST((events(relay) == std::vector<std::string>{"incident_opened", "incident_grew"}));
+  // A further check changes nothing.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  BOOST_TEST(events("").size() == 3u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -36,6 +36,22 @@ boost::json::object claim_one(HttpClient& c, const std::string& queue, const Hea
   return body.at("message").as_object();
 }
 
+std::int64_t fail_to_death(HttpClient& c, const std::string& queue, const std::string& job_type,
+                           const std::string& error, const std::string& when,
+                           const std::string& error_class, const std::string& stack) {
+  boost::json::object body{{"payload", "{}"}, {"max_retries", 1}, {"job_type", job_type}};
+  const Headers now = when.empty() ? Headers{} : now_header(when);
+  auto res = c.post("/queues/" + queue + "/messages", body, now);
+  BOOST_REQUIRE_EQUAL(res.status, 201);
+  auto m = claim_one(c, queue, now);
+  auto id = m.at("id").as_int64();
+  boost::json::object failure{{"error", error}, {"error_class", error_class}};
+  if (!stack.empty()) failure["stack"] = stack;
+  auto failed = c.post(message_path(queue, id, "fail"), failure, now);
+  BOOST_REQUIRE_EQUAL(str(failed.json(), "status"), "dead");
+  return id;
+}
+
 std::vector<std::string> error_fields(const HttpResponse& res) {
   std::vector<std::string> fields;
   auto body = res.json();  // a range-for over a member of a temporary would dangle

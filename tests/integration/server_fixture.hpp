@@ -32,6 +32,12 @@ HttpResponse claim(HttpClient& c, const std::string& queue, boost::json::object 
 // The claimed message (claimed must be true).
 boost::json::object claim_one(HttpClient& c, const std::string& queue,
                               const Headers& headers = {});
+// Enqueues one message of `job_type` into `queue` (max_retries 1), claims and fails it with
+// `error` at `when` (X-Now; empty: now), with `stack` when not empty: dead. Returns its id.
+std::int64_t fail_to_death(HttpClient& c, const std::string& queue, const std::string& job_type,
+                           const std::string& error, const std::string& when = "",
+                           const std::string& error_class = "transient",
+                           const std::string& stack = "");
 // The `field` of every entry of a 422 answer's `errors`, in order.
 std::vector<std::string> error_fields(const HttpResponse& res);
 std::string message_path(const std::string& queue, std::int64_t id, const std::string& action = "");
