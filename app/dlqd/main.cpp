@@ -228,6 +228,7 @@ int run(const Options& options) {
     tasks.add(alerts.delivery_task());
     tasks.add(alerts.threshold_task(service));
   }
+  tasks.add(alerts.incident_task(store));  // marks what incidents reach, sent or not
   dlq::http::Lifecycle lifecycle(ioc.get_executor());
   dlq::http::Api api(service, desk, store, tasks, access, metrics, config, lifecycle);
   dlq::http::Server server(pool, api, config, lifecycle);

@@ -240,6 +240,7 @@ void visit_tail(V& v, Config& c) {
     a.number("timeout_seconds", c.alerts.timeout_seconds, 0.1, 300);
     a.number("dead_depth", c.alerts.dead_depth, 0, 1e10);
     a.number("oldest_dead_age_seconds", c.alerts.oldest_dead_age_seconds, 0, 1e10);
+    a.boolean("on_new_incident", c.alerts.on_new_incident);
   });
   v.object("log", [&c](V& l) {
     l.choice("level", c.log.level, kLevels);
@@ -290,6 +291,10 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   visit_tail(v, c);
   v.finish();
   check_tokens(c.auth.tokens, errors);
+  if (c.alerts.on_new_incident && c.alerts.webhook_url.empty()) {
+    errors.push_back("config key \"alerts.on_new_incident\": true needs alerts.webhook_url "
+                     "(where the incident events go)");
+  }
 }
 
 void throw_if_errors(const std::vector<std::string>& errors) {

@@ -129,6 +129,7 @@ struct Config {
     double min_interval_seconds = 300;
     std::string ca_file;      // empty: the system's CA store
     double timeout_seconds = 5;
+    bool on_new_incident = false;  // incident_opened / incident_grew events (needs webhook_url)
   } alerts;
   struct Log {
     log::Level level = log::Level::info;

@@ -341,15 +341,57 @@ awaitable<std::vector<long long>> DeadLetterDesk::dead_hourly(const RequestConte
   co_return co_await store_.dead_hourly(std::move(queue), from_hour, hours);
 }
 
-awaitable<std::vector<store::Incident>> DeadLetterDesk::incidents(const RequestContext&,
-                                                                  store::IncidentQuery query) {
-  co_return co_await store_.incidents_list(std::move(query));
+namespace {
+
+void hide_ended_mute(store::Incident& i, TimeMs now) {
+  if (i.muted_until && *i.muted_until > now) return;
+  i.muted_until.reset();
+  i.mute_reason.reset();
 }
 
-awaitable<std::optional<store::Incident>> DeadLetterDesk::incident(const RequestContext&,
+json::value time_or_null(std::optional<TimeMs> t) {
+  return t ? json::value(format_rfc3339(*t)) : json::value(nullptr);
+}
+
+}  // namespace
+
+awaitable<std::vector<store::Incident>> DeadLetterDesk::incidents(const RequestContext& ctx,
+                                                                  store::IncidentQuery query) {
+  auto found = co_await store_.incidents_list(std::move(query));
+  for (auto& i : found) hide_ended_mute(i, ctx.now);
+  co_return found;
+}
+
+awaitable<std::optional<store::Incident>> DeadLetterDesk::incident(const RequestContext& ctx,
                                                                    std::string fingerprint,
                                                                    TimeMs from_hour, int hours) {
-  co_return co_await store_.incident_find(std::move(fingerprint), from_hour, hours);
+  auto found = co_await store_.incident_find(std::move(fingerprint), from_hour, hours);
+  if (found) hide_ended_mute(*found, ctx.now);
+  co_return found;
+}
+
+awaitable<std::optional<store::IncidentMuted>> DeadLetterDesk::mute_incident(
+    const RequestContext& ctx, std::string fingerprint, IncidentMuteRequest in) {
+  store::IncidentMuteParams params;
+  params.fingerprint = fingerprint;
+  if (in.until > ctx.now) {
+    params.until = in.until;
+    params.reason = in.reason;
+  }
+  params.now = ctx.now;
+  params.audit = [&ctx, fingerprint, until = params.until,
+                  reason = in.reason](std::optional<TimeMs> previous_until) {
+    AuditEntry e;
+    e.at = ctx.now;
+    e.actor = ctx.actor;
+    e.action = "incident_mute";
+    e.filter = json::serialize(json::object{{"fingerprint", fingerprint}});
+    e.reason = reason;
+    e.details = json::serialize(json::object{{"until", time_or_null(until)},
+                                             {"previous_until", time_or_null(previous_until)}});
+    return e;
+  };
+  co_return co_await store_.incident_mute(std::move(params));
 }
 
 awaitable<Result<store::ReplayRun>> DeadLetterDesk::change_run(const RequestContext& ctx,

@@ -55,6 +55,12 @@ struct DismissOutcome {
 
 enum class RunAction { pause, resume, cancel };
 
+// POST /dlq/incidents/{fingerprint}/mute: an `until` not after now un-mutes.
+struct IncidentMuteRequest {
+  TimeMs until = 0;
+  std::optional<std::string> reason;
+};
+
 // Every incident entry shows this many hours of deaths, the last the current one; retention
 // drops the incident_hours rows of earlier hours.
 inline constexpr int kIncidentHours = 48;
@@ -115,12 +121,17 @@ class DeadLetterDesk {
   awaitable<Result<store::ReplayRun>> change_run(const RequestContext& ctx, long long id,
                                                  RunAction action);
   // GET /dlq/incidents: a page of the incidents that have dead messages (store::IncidentQuery).
+  // An entry shows its mute while it lasts (muted_until and mute_reason null once it is over).
   awaitable<std::vector<store::Incident>> incidents(const RequestContext& ctx,
                                                     store::IncidentQuery query);
   // GET /dlq/incidents/{fingerprint}: none when it has no dead message.
   awaitable<std::optional<store::Incident>> incident(const RequestContext& ctx,
                                                      std::string fingerprint, TimeMs from_hour,
                                                      int hours);
+  // Audited (incident_mute); none for a fingerprint that never died.
+  awaitable<std::optional<store::IncidentMuted>> mute_incident(const RequestContext& ctx,
+                                                              std::string fingerprint,
+                                                              IncidentMuteRequest in);
 
  private:
   store::Store& store_;

@@ -239,4 +239,16 @@ FieldErrors decode_batch_dismiss(const json::object& body, BatchDismissRequest& 
   return errors;
 }
 
+FieldErrors decode_incident_mute(const json::object& body, IncidentMuteRequest& out) {
+  FieldErrors errors;
+  FieldReader r(body, errors);
+  if (!r.get("until")) {
+    r.add("until", "until is required (a time in the past un-mutes)", "required");
+  } else if (auto until = r.timestamp("until")) {
+    out.until = *until;
+  }
+  out.reason = r.text("reason", kMaxReasonBytes);
+  return errors;
+}
+
 }  // namespace dlq::core

@@ -57,4 +57,7 @@ struct BatchDismissRequest {
 // filter, reason, dry_run, confirm_token.
 FieldErrors decode_batch_dismiss(const boost::json::object& body, BatchDismissRequest& out);
 
+// until (required, RFC 3339), reason (≤ 1,024 bytes).
+FieldErrors decode_incident_mute(const boost::json::object& body, IncidentMuteRequest& out);
+
 }  // namespace dlq::core

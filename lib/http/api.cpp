@@ -83,6 +83,7 @@ const std::vector<Row>& table() {
       {"GET", "/dlq/hourly", reader, &DlqHandlers::dead_hourly},
       {"GET", "/dlq/incidents", reader, &DlqHandlers::incidents},
       {"GET", "/dlq/incidents/{fingerprint}", reader, &DlqHandlers::incident},
+      {"POST", "/dlq/incidents/{fingerprint}/mute", admin, &DlqHandlers::mute_incident},
       {"GET", "/dlq/replays", reader, &DlqHandlers::replay_runs},
       {"GET", "/dlq/replays/{id}", reader, &DlqHandlers::replay_run},
       {"POST", "/dlq/replays/{id}/pause", admin, &DlqHandlers::pause_run},

@@ -59,10 +59,13 @@ Response run_not_found(const Config& c, const Request& r) {
                  "no replay run with this id", "replay run not found");
 }
 
-Response incident_not_found(const Config& c, const Request& r) {
-  return problem(context(c, r), 404, "incident-not-found", "Incident not found",
-                 "no incident with this fingerprint has a dead message", "incident not found");
+Response incident_not_found(const Config& c, const Request& r,
+                            const char* detail = "no incident with this fingerprint has a dead message") {
+  return problem(context(c, r), 404, "incident-not-found", "Incident not found", detail,
+                 "incident not found");
 }
+
+constexpr const char* kNeverDied = "no message with this fingerprint ever died";
 
 json::value time_or_null(const std::optional<TimeMs>& t) {
   if (!t) return nullptr;
@@ -92,6 +95,8 @@ json::object incident_json(const store::Incident& i) {
   o["sample_ids"] = std::move(samples);
   o["dismissed"] = i.dismissed;
   o["replayed"] = i.replayed;
+  o["muted_until"] = time_or_null(i.muted_until);
+  o["mute_reason"] = i.mute_reason ? json::value(*i.mute_reason) : json::value(nullptr);
   return o;
 }
 
@@ -278,6 +283,28 @@ DlqHandlers::R DlqHandlers::incident(const Request& req, const RouteMatch& m) {
                                        core::kIncidentHours);
   if (!found) co_return incident_not_found(config_, req);
   co_return json_response(200, incident_json(*found));
+}
+
+// POST /dlq/incidents/{fingerprint}/mute: a malformed fingerprint is unknown before the body is
+// read; a refused body changes nothing and writes no audit entry.
+DlqHandlers::R DlqHandlers::mute_incident(const Request& req, const RouteMatch& m) {
+  auto fingerprint = decode_segment(m.params.at(0));
+  if (!fingerprint || !valid_fingerprint(*fingerprint)) {
+    co_return incident_not_found(config_, req, kNeverDied);
+  }
+  json::object body;
+  if (auto bad = read_object(config_, req, body)) co_return *bad;
+  core::IncidentMuteRequest in;
+  FieldErrors errors = core::decode_incident_mute(body, in);
+  auto ctx = request_context(config_, clock_, req, &errors);
+  if (!errors.empty()) co_return validation_problem(context(config_, req), errors);
+  auto muted = co_await desk_.mute_incident(ctx, *fingerprint, std::move(in));
+  if (!muted) co_return incident_not_found(config_, req, kNeverDied);
+  co_return json_response(
+      200, json::object{{"fingerprint", muted->fingerprint},
+                        {"muted_until", time_or_null(muted->muted_until)},
+                        {"mute_reason", muted->mute_reason ? json::value(*muted->mute_reason)
+                                                           : json::value(nullptr)}});
 }
 
 // GET /dlq/hourly: how many messages went dead in each of the last `hours` hours (the current,

@@ -1,6 +1,6 @@
 // The dead-letter desk's handlers: GET /dlq, the two-step POST /dlq/replay and POST /dlq/dismiss,
-// GET /dlq/hourly, the incidents (GET /dlq/incidents[/{fingerprint}]) and the replay runs (GET /dlq/replays[/{id}], POST
-// /dlq/replays/{id}/pause|resume|cancel).
+// GET /dlq/hourly, the incidents (GET /dlq/incidents[/{fingerprint}], POST …/{fingerprint}/mute)
+// and the replay runs (GET /dlq/replays[/{id}], POST /dlq/replays/{id}/pause|resume|cancel).
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -33,6 +33,7 @@ class DlqHandlers {
   R dead_hourly(const Request& req, const RouteMatch& m);
   R incidents(const Request& req, const RouteMatch& m);
   R incident(const Request& req, const RouteMatch& m);
+  R mute_incident(const Request& req, const RouteMatch& m);
   R replay_runs(const Request& req, const RouteMatch& m);
   R replay_run(const Request& req, const RouteMatch& m);
   R pause_run(const Request& req, const RouteMatch& m);

@@ -20,10 +20,35 @@ constexpr int kAttempts = 6;  // then the alert is dropped (and was counted fail
 constexpr TimeMs kFirstRetryMs = 1000;
 constexpr TimeMs kDeliveryIntervalMs = 250;
 constexpr TimeMs kThresholdIntervalMs = 5000;
+constexpr int kIncidentAlertsPerCheck = 100;
 
 json::value time_or_null(std::optional<TimeMs> t) {
   if (!t) return nullptr;
   return json::value(format_rfc3339(*t));
+}
+
+// An incident event's body: the entry's members that say what and where, never a payload.
+std::string incident_body(const store::IncidentAlert& a, const std::string& node) {
+  const store::Incident& i = a.incident;
+  json::array job_types, samples;
+  if (i.job_type) job_types.emplace_back(*i.job_type);
+  for (auto id : i.sample_ids) samples.emplace_back(id);
+  json::object queues;
+  for (const auto& [queue, n] : i.queues) queues[queue] = n;
+  json::object body{
+      {"event", a.threshold ? "incident_grew" : "incident_opened"},
+      {"fingerprint", i.fingerprint},
+      {"title", i.title},
+      {"error_class", i.error_class ? json::value(to_string(*i.error_class)) : json::value(nullptr)},
+      {"job_types", std::move(job_types)},
+      {"queues", std::move(queues)},
+      {"dead", i.dead},
+      {"threshold", a.threshold ? json::value(*a.threshold) : json::value(nullptr)},
+      {"first_dead_at", time_or_null(i.first_dead_at)},
+      {"last_dead_at", time_or_null(i.last_dead_at)},
+      {"sample_ids", std::move(samples)},
+      {"node", node}};
+  return json::serialize(body);
 }
 
 }  // namespace
@@ -217,6 +242,27 @@ core::TaskSpec Alerts::threshold_task(core::QueueService& service) {
     rc.now = ctx.now();
     auto stats = co_await service.stats(rc, std::nullopt);
     if (ctx.leading()) check_thresholds(stats, ctx.now());
+  };
+  return spec;
+}
+
+core::TaskSpec Alerts::incident_task(store::Store& store) {
+  core::TaskSpec spec;
+  spec.name = "alert-incidents";
+  spec.scope = core::TaskScope::leader_only;
+  spec.interval_ms = kThresholdIntervalMs;
+  spec.body = [this, &store](const core::TaskContext& ctx) -> boost::asio::awaitable<void> {
+    store::IncidentAlertParams p;
+    p.now = ctx.now();
+    p.sent_before = p.now - seconds_to_ms(config_.alerts.min_interval_seconds);
+    p.send = incident_events();
+    p.limit = kIncidentAlertsPerCheck;
+    p.from_hour = core::incident_hours_from(p.now);
+    p.hours = core::kIncidentHours;
+    auto due = co_await store.incidents_alert(p);
+    if (due.empty()) co_return;
+    std::lock_guard lock(mu_);
+    for (const auto& a : due) enqueue(incident_body(a, node_), p.now);
   };
   return spec;
 }

@@ -1,6 +1,8 @@
 // Alerts (http-api.md B5): a webhook POST when messages go dead — aggregated per queue and sent
 // at most once per alerts.min_interval_seconds per node — and when a queue's dead-letter depth or
-// oldest-dead age crosses its threshold or clears it (checked by the leader only). Never the
+// oldest-dead age crosses its threshold or clears it (checked by the leader only); with
+// alerts.on_new_incident, when an incident opens or its dead reach a power of ten (the leader,
+// what was told kept in the incidents table, so a new leader does not tell it again). Never the
 // payload. Bodies wait in a bounded outbox and are delivered by a task of their own with retries
 // and backoff, so nothing here ever blocks or slows a request.
 #pragma once
@@ -68,6 +70,10 @@ class Alerts {
   core::TaskSpec delivery_task();
   // The leader: compares each queue's dead depth and oldest-dead age with its thresholds.
   core::TaskSpec threshold_task(core::QueueService& service);
+  // The leader: incident_opened / incident_grew for the incidents due (store::IncidentAlertParams).
+  // Runs whatever the config: with the events off it marks what incidents reach as told, so that
+  // turning them on tells of what happens from then on, not of every incident open before.
+  core::TaskSpec incident_task(store::Store& store);
 
   std::size_t outbox_size();
 
@@ -82,6 +88,7 @@ class Alerts {
   void flush_due(TimeMs now);
   void enqueue(std::string body, TimeMs now);
   void check_thresholds(const std::vector<store::QueueStats>& stats, TimeMs now);
+  bool incident_events() const { return webhook_ && config_.alerts.on_new_incident; }
 
   const Config& config_;
   Metrics& metrics_;

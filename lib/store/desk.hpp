@@ -217,6 +217,50 @@ struct Incident {
   long long dismissed = 0;  // since it began
   long long replayed = 0;   // since it began
   TimeMs last_death_at = 0;  // its latest death ever
+  std::optional<TimeMs> muted_until;  // as stored: the desk shows it while it is ahead
+  std::optional<std::string> mute_reason;
+};
+
+// POST /dlq/incidents/{fingerprint}/mute: `until` none un-mutes; `audit` makes the entry from
+// the mute it replaces (none: not muted at `now`), written in the same transaction.
+struct IncidentMuteParams {
+  std::string fingerprint;
+  std::optional<TimeMs> until;
+  std::optional<std::string> reason;
+  TimeMs now = 0;
+  std::function<AuditEntry(std::optional<TimeMs> previous_until)> audit;
+};
+struct IncidentMuted {
+  std::string fingerprint;
+  std::optional<TimeMs> muted_until;
+  std::optional<std::string> mute_reason;
+};
+
+// What an incident_opened or incident_grew event has told of an incident: 0 nothing, 1 that it
+// opened, else the highest power of ten reached. A level is told once per opening.
+inline long long incident_alert_level(long long dead) {
+  if (dead <= 0) return 0;
+  long long level = 1;
+  while (dead / 10 >= level) level *= 10;
+  return level;
+}
+
+// The leader's check (every 5 s): each incident whose dead reached a level above the one told is
+// marked told at its level; `send` false (events off), muted ones, and those whose last event is
+// younger than `sent_before` allows are marked without an event (throttled ones stay due and are
+// not marked). At most `limit` a call, those with the oldest death first.
+struct IncidentAlertParams {
+  TimeMs now = 0;
+  TimeMs sent_before = 0;  // now - alerts.min_interval_seconds
+  bool send = false;
+  int limit = 100;
+  TimeMs from_hour = 0;  // of the entries sent
+  int hours = 48;
+};
+// An event to send: incident_opened (threshold none) or incident_grew; the entry as it is.
+struct IncidentAlert {
+  std::optional<long long> threshold;
+  Incident incident;
 };
 
 // /metrics: the incidents with dead messages, and the `top` with the most (by dead, then

@@ -11,6 +11,7 @@
 #include "store/desk_sql.hpp"
 #include "store/housekeeping_sql.hpp"
 #include "store/incident_backfill_sql.hpp"
+#include "store/incident_desk_sql.hpp"
 #include "store/incident_sql.hpp"
 #include "store/leadership_sql.hpp"
 #include "store/message_reads.hpp"
@@ -26,6 +27,7 @@ struct EntitySql {
       : audit(c),
         names(c),
         incidents(c),
+        incident_desk(c, audit),
         backfill(c, incidents),
         messages(c, audit, names, incidents, std::move(node)),
         claims(c),
@@ -53,6 +55,7 @@ struct EntitySql {
   AuditSql audit;
   QueueNamesSql names;
   IncidentSql incidents;
+  IncidentDeskSql incident_desk;
   IncidentBackfillSql backfill;
   MessageSql messages;
   ClaimSql claims;

@@ -1,6 +1,6 @@
-// The incidents' statements: the counts a commit moves (kept prepared, they run with every commit
-// that kills, replays, dismisses or deletes a dead message with a fingerprint), the list and the
-// entry of GET /dlq/incidents (retention: incident_prune_sql.cpp).
+// The incidents' counts a commit moves: kept prepared, they run with every commit that kills,
+// replays, dismisses or deletes a dead message with a fingerprint (the reads:
+// incident_desk_sql.cpp; retention: incident_prune_sql.cpp).
 #include "store/incident_sql.hpp"
 
 #include <algorithm>
@@ -26,6 +26,7 @@ constexpr const char* kUpsertIncident =
     "first_dead_at, last_dead_at, last_death_at) VALUES (:fingerprint, :title, :error_class, "
     ":job_type, :dead, :replayed, :dismissed, :first_death, :last_death, :last_death) "
     "ON CONFLICT (fingerprint) DO UPDATE SET dead = incidents.dead + :dead, "
+    "alert_level = CASE WHEN incidents.dead + :dead <= 0 THEN 0 ELSE incidents.alert_level END, "
     "replayed = incidents.replayed + :replayed, dismissed = incidents.dismissed + :dismissed, "
     "first_dead_at = CASE WHEN incidents.first_dead_at IS NULL "
     "OR incidents.first_dead_at > :first_death THEN :first_death ELSE incidents.first_dead_at END, "
@@ -53,14 +54,17 @@ struct UpsertIncident {
   }
 };
 
-// Members left and none died: the row exists (its members' deaths made it).
+// Members left and none died: the row exists (its members' deaths made it). One that empties it
+// forgets what its alerts told (alert_level, migration 015): its next death opens it again.
 struct ExitIncident {
   std::string fingerprint;
   long long dead = 0, replayed = 0, dismissed = 0;
 
   static std::string sql(const Dialect&) {
     return "UPDATE incidents SET dead = dead + :dead, replayed = replayed + :replayed, "
-           "dismissed = dismissed + :dismissed WHERE fingerprint = :fingerprint";
+           "dismissed = dismissed + :dismissed, "
+           "alert_level = CASE WHEN dead + :dead <= 0 THEN 0 ELSE alert_level END "
+           "WHERE fingerprint = :fingerprint";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(use(dead, "dead"));
@@ -192,63 +196,6 @@ json::value pg_text(const std::optional<std::string>& s) {
   return s ? pg_text(*s) : json::value(nullptr);
 }
 
-constexpr const char* kIncidentColumns =
-    "i.fingerprint, i.title, i.error_class, i.job_type, i.dead, i.replayed, i.dismissed, "
-    "i.first_dead_at, i.last_dead_at, i.last_death_at";
-
-// One row of kIncidentColumns.
-struct IncidentRow {
-  std::string fingerprint, title;
-  std::optional<std::string> error_class, job_type;
-  long long dead = 0, replayed = 0, dismissed = 0, last_death_at = 0;
-  std::optional<long long> first_dead_at, last_dead_at;
-
-  void exchange_into(soci::statement& st) {
-    st.exchange(into(fingerprint));
-    st.exchange(into(title));
-    st.exchange(into(error_class));
-    st.exchange(into(job_type));
-    st.exchange(into(dead));
-    st.exchange(into(replayed));
-    st.exchange(into(dismissed));
-    st.exchange(into(first_dead_at));
-    st.exchange(into(last_dead_at));
-    st.exchange(into(last_death_at));
-  }
-  Incident to_incident() const {
-    Incident i;
-    i.fingerprint = fingerprint;
-    i.title = title;
-    if (error_class) i.error_class = parse_error_class(*error_class);
-    i.job_type = job_type;
-    i.dead = dead;
-    i.replayed = replayed;
-    i.dismissed = dismissed;
-    i.first_dead_at = first_dead_at;
-    i.last_dead_at = last_dead_at;
-    i.last_death_at = last_death_at;
-    return i;
-  }
-};
-
-// An incident's highest dead ids (the (fingerprint, id) index, read backwards).
-struct SampleIds {
-  std::string fingerprint;
-  long long id = 0;
-
-  static std::string sql(const Dialect&) {
-    return "SELECT id FROM messages WHERE fingerprint = :fingerprint AND status = 'dead' "
-           "ORDER BY id DESC LIMIT 3";
-  }
-  void exchange(soci::statement& st, const Dialect&) {
-    st.exchange(into(id));
-    st.exchange(use(fingerprint, "fingerprint"));
-  }
-};
-
-const char* sort_column(IncidentSort s) {
-  return s == IncidentSort::dead ? "i.dead" : "i.last_dead_at";
-}
 
 }  // namespace
 
@@ -259,7 +206,6 @@ struct IncidentSql::Statements {
   Prepared<AddQueue> add_queue;
   Prepared<LowerQueue> lower_queue;
   Prepared<AddHour> add_hour;
-  Prepared<SampleIds> samples;
   Prepared<AddDeathsAtOnce> deaths_at_once;
   Prepared<AddQueuesAtOnce> queues_at_once;
   Prepared<AddHoursAtOnce> hours_at_once;
@@ -421,163 +367,5 @@ void IncidentSql::write_each() {
   }
 }
 
-// ---- reads -----------------------------------------------------------------------------------
-
-std::vector<Incident> IncidentSql::list(const IncidentQuery& q) {
-  std::string sql = std::string("SELECT ") + kIncidentColumns + " FROM incidents i WHERE i.dead > 0";
-  if (q.job_type) sql += " AND i.job_type = :job_type";
-  if (q.error_class) sql += " AND i.error_class = :error_class";
-  if (q.queue) {
-    sql += " AND EXISTS (SELECT 1 FROM incident_queues iq WHERE iq.fingerprint = i.fingerprint "
-           "AND iq.queue = :queue AND iq.dead > 0)";
-  }
-  if (q.since || q.until) {
-    // The incident's span first (its row), then one probe of its dead messages' dead_at.
-    std::string window;
-    if (q.since) {
-      sql += " AND i.last_dead_at >= :since";
-      window += " AND m.dead_at >= :since";
-    }
-    if (q.until) {
-      sql += " AND i.first_dead_at <= :until";
-      window += " AND m.dead_at <= :until";
-    }
-    sql += " AND EXISTS (SELECT 1 FROM messages m WHERE m.fingerprint = i.fingerprint "
-           "AND m.status = 'dead'" + window + ")";
-  }
-  const std::string column = sort_column(q.sort);
-  if (q.after) {
-    sql += " AND (" + column + " < :after_value OR (" + column +
-           " = :after_value AND i.fingerprint > :after_fingerprint))";
-  }
-  sql += " ORDER BY " + column + " DESC, i.fingerprint LIMIT :limit";
-
-  std::string job_type = q.job_type.value_or(""), queue = q.queue.value_or("");
-  std::string error_class = q.error_class ? std::string(to_string(*q.error_class)) : "";
-  long long since = q.since.value_or(0), until = q.until.value_or(0), limit = q.limit;
-  long long after_value = q.after ? q.after->value : 0;
-  std::string after_fingerprint = q.after ? q.after->fingerprint : "";
-  IncidentRow row;
-  std::vector<Incident> out;
-  soci::statement st = prepare_call(c_, sql, [&](soci::statement& s) {
-    row.exchange_into(s);
-    if (q.job_type) s.exchange(use(job_type, "job_type"));
-    if (q.error_class) s.exchange(use(error_class, "error_class"));
-    if (q.queue) s.exchange(use(queue, "queue"));
-    if (q.since) s.exchange(use(since, "since"));
-    if (q.until) s.exchange(use(until, "until"));
-    if (q.after) {
-      s.exchange(use(after_value, "after_value"));
-      s.exchange(use(after_fingerprint, "after_fingerprint"));
-    }
-    s.exchange(use(limit, "limit"));
-  });
-  for_each_row(c_, st, [&] { out.push_back(row.to_incident()); });
-  complete(out, q.from_hour, q.hours);
-  return out;
-}
-
-std::optional<Incident> IncidentSql::find(const std::string& fingerprint, TimeMs from_hour,
-                                          int hours) {
-  std::string fp = fingerprint;
-  IncidentRow row;
-  soci::statement st = prepare_call(
-      c_, std::string("SELECT ") + kIncidentColumns +
-              " FROM incidents i WHERE i.fingerprint = :fingerprint AND i.dead > 0",
-      [&](soci::statement& s) {
-        row.exchange_into(s);
-        s.exchange(use(fp, "fingerprint"));
-      });
-  if (!run_once(c_, st)) return std::nullopt;
-  std::vector<Incident> one{row.to_incident()};
-  complete(one, from_hour, hours);
-  return std::move(one.front());
-}
-
-// Two reads of the incidents with dead messages: their number and dead in all, then the largest
-// through incidents_by_dead.
-IncidentGauges IncidentSql::gauges(int top) {
-  IncidentGauges out;
-  long long all_dead = 0;
-  {
-    soci::statement st = prepare_call(
-        c_, "SELECT COUNT(*), COALESCE(SUM(dead), 0) FROM incidents WHERE dead > 0",
-        [&](soci::statement& s) {
-          s.exchange(into(out.open));
-          s.exchange(into(all_dead));
-        });
-    run_once(c_, st);
-  }
-  long long limit = top, dead = 0, shown = 0;
-  std::string fingerprint;
-  if (limit > 0) {
-    soci::statement st = prepare_call(
-        c_, "SELECT fingerprint, dead FROM incidents WHERE dead > 0 ORDER BY dead DESC, "
-            "fingerprint LIMIT :top",
-        [&](soci::statement& s) {
-          s.exchange(into(fingerprint));
-          s.exchange(into(dead));
-          s.exchange(use(limit, "top"));
-        });
-    for_each_row(c_, st, [&] {
-      out.top.emplace_back(fingerprint, dead);
-      shown += dead;
-    });
-  }
-  out.other_dead = all_dead - shown;
-  return out;
-}
-
-// Two statements for the page's queues and hours, one index probe per incident for its samples.
-void IncidentSql::complete(std::vector<Incident>& incidents, TimeMs from_hour, int hours) {
-  if (incidents.empty()) return;
-  std::map<std::string, Incident*> by_fingerprint;
-  json::array list;
-  for (auto& i : incidents) {
-    by_fingerprint[i.fingerprint] = &i;
-    list.emplace_back(i.fingerprint);
-    i.per_hour.assign(static_cast<std::size_t>(hours), 0);
-  }
-  std::string fingerprints = json::serialize(list);
-  const std::string in = " IN (" + c_.dialect().json_texts("fingerprints") + ")";
-  std::string fingerprint, queue;
-  long long n = 0, hour = 0;
-  {
-    soci::statement st = prepare_call(
-        c_, "SELECT fingerprint, queue, dead FROM incident_queues WHERE fingerprint" + in +
-                " AND dead > 0",
-        [&](soci::statement& s) {
-          s.exchange(into(fingerprint));
-          s.exchange(into(queue));
-          s.exchange(into(n));
-          s.exchange(use(fingerprints, "fingerprints"));
-        });
-    for_each_row(c_, st, [&] { by_fingerprint.at(fingerprint)->queues.emplace_back(queue, n); });
-  }
-  long long from = from_hour, until = from_hour + hours * kMillisPerHour;
-  {
-    soci::statement st = prepare_call(
-        c_, "SELECT fingerprint, hour, count FROM incident_hours WHERE fingerprint" + in +
-                " AND hour >= :from AND hour < :until",
-        [&](soci::statement& s) {
-          s.exchange(into(fingerprint));
-          s.exchange(into(hour));
-          s.exchange(into(n));
-          s.exchange(use(fingerprints, "fingerprints"));
-          s.exchange(use(from, "from"));
-          s.exchange(use(until, "until"));
-        });
-    for_each_row(c_, st, [&] {
-      auto i = (hour - from_hour) / kMillisPerHour;
-      if (i >= 0 && i < hours) by_fingerprint.at(fingerprint)->per_hour[static_cast<std::size_t>(i)] += n;
-    });
-  }
-  auto& samples = kept_->samples;
-  for (auto& i : incidents) {
-    std::sort(i.queues.begin(), i.queues.end());  // by name, in byte order
-    samples.binds().fingerprint = i.fingerprint;
-    for_each_row(c_, samples.on(c_), [&] { i.sample_ids.push_back(samples.binds().id); });
-  }
-}
 
 }  // namespace dlq::store

@@ -1,8 +1,8 @@
 // Incidents' counts (tables incidents, incident_queues, incident_hours; migration 013): what a
 // transaction changed in them is collected while it moves messages and written just before it
 // commits, one statement per row in key order (on PostgreSQL, a commit of deaths alone: one per
-// table, its rows in key order); the reads behind GET /dlq/incidents; retention of
-// the tables. One per connection, on a store thread.
+// table, its rows in key order); retention of the tables (the reads: IncidentDeskSql). One per
+// connection, on a store thread.
 #pragma once
 
 #include <map>
@@ -52,9 +52,6 @@ class IncidentSql {
   void before_commit();
   void discard_pending();
 
-  std::vector<Incident> list(const IncidentQuery& q);
-  std::optional<Incident> find(const std::string& fingerprint, TimeMs from_hour, int hours);
-  IncidentGauges gauges(int top);
   IncidentsPruned prune(const IncidentPruneParams& p);
 
  private:
@@ -71,9 +68,6 @@ class IncidentSql {
 
   void write_deaths_at_once();  // PostgreSQL, no member left: one statement per table
   void write_each();            // one statement per row
-
-  // Fills queues, per_hour and sample_ids of incidents read from their rows.
-  void complete(std::vector<Incident>& incidents, TimeMs from_hour, int hours);
 
   Connection& c_;
   std::unique_ptr<Statements> kept_;

@@ -270,19 +270,29 @@ awaitable<DeadMatch> SqlStore::dead_match(DeadMatchParams p) {
 
 awaitable<std::vector<Incident>> SqlStore::incidents_list(IncidentQuery p) {
   return read<std::vector<Incident>>(
-      [p = std::move(p)](EntitySql& sql) { return sql.incidents.list(p); });
+      [p = std::move(p)](EntitySql& sql) { return sql.incident_desk.list(p); });
 }
 
 awaitable<std::optional<Incident>> SqlStore::incident_find(std::string fingerprint,
                                                            TimeMs from_hour, int hours) {
   return read<std::optional<Incident>>(
       [fingerprint = std::move(fingerprint), from_hour, hours](EntitySql& sql) {
-        return sql.incidents.find(fingerprint, from_hour, hours);
+        return sql.incident_desk.find(fingerprint, from_hour, hours);
       });
 }
 
 awaitable<IncidentGauges> SqlStore::incident_gauges(int top) {
-  return read<IncidentGauges>([top](EntitySql& sql) { return sql.incidents.gauges(top); });
+  return read<IncidentGauges>([top](EntitySql& sql) { return sql.incident_desk.gauges(top); });
+}
+
+awaitable<std::optional<IncidentMuted>> SqlStore::incident_mute(IncidentMuteParams p) {
+  return write<std::optional<IncidentMuted>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.incident_desk.mute(p); });
+}
+
+awaitable<std::vector<IncidentAlert>> SqlStore::incidents_alert(IncidentAlertParams p) {
+  return write<std::vector<IncidentAlert>>(
+      [p](EntitySql& sql) { return sql.incident_desk.alert(p); });
 }
 
 awaitable<IncidentsPruned> SqlStore::incidents_prune(IncidentPruneParams p) {

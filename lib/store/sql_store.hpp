@@ -78,6 +78,8 @@ class SqlStore final : public Store {
   awaitable<std::optional<Incident>> incident_find(std::string fingerprint, TimeMs from_hour,
                                                    int hours) override;
   awaitable<IncidentGauges> incident_gauges(int top) override;
+  awaitable<std::optional<IncidentMuted>> incident_mute(IncidentMuteParams p) override;
+  awaitable<std::vector<IncidentAlert>> incidents_alert(IncidentAlertParams p) override;
   awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) override;
   awaitable<std::vector<UnprintedDead>> incidents_unprinted(MessageId after, int limit) override;
   awaitable<long long> incidents_backfill(std::vector<PrintedDead> rows) override;

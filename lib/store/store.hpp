@@ -289,6 +289,12 @@ class Store {
                                                            TimeMs from_hour, int hours) = 0;
   // The incidents' gauges of /metrics: open incidents and the `top` largest (IncidentGauges).
   virtual awaitable<IncidentGauges> incident_gauges(int top) = 0;
+  // Mutes or un-mutes an incident and writes p.audit's entry, in one transaction; none for a
+  // fingerprint that never died (an emptied incident can be muted).
+  virtual awaitable<std::optional<IncidentMuted>> incident_mute(IncidentMuteParams p) = 0;
+  // The leader's incident alerts (IncidentAlertParams), marked in one transaction: the events
+  // to send. A row another leader marked first is not returned.
+  virtual awaitable<std::vector<IncidentAlert>> incidents_alert(IncidentAlertParams p) = 0;
   // One batch of retention (IncidentPruneParams), in one transaction.
   virtual awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) = 0;
   // The backfill: up to `limit` dead messages without a fingerprint, ids above `after`, in id

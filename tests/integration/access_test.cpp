@@ -77,6 +77,7 @@ const RouteCase kRoutes[] = {
     {"GET", "/dlq/hourly", "reader"},
     {"GET", "/dlq/incidents", "reader"},
     {"GET", "/dlq/incidents/0123456789abcdef", "reader"},
+    {"POST", "/dlq/incidents/0123456789abcdef/mute", "admin"},
     {"GET", "/dlq/replays/1", "reader"},
     {"POST", "/dlq/replays/1/pause", "admin"},
     {"POST", "/dlq/replays/1/resume", "admin"},

@@ -130,7 +130,9 @@ BOOST_AUTO_TEST_CASE(entries_sorts_filters_and_pages) {
   BOOST_TEST((keys_of(alpha) ==
               std::vector<std::string>{"fingerprint", "title", "error_class", "job_types", "queues",
                                        "dead", "first_dead_at", "last_dead_at", "per_hour",
-                                       "sample_ids", "dismissed", "replayed"}));
+                                       "sample_ids", "dismissed", "replayed", "muted_until",
+                                       "mute_reason"}));
+  BOOST_TEST(alpha.at("muted_until").is_null());
   const std::string fp = str(alpha, "fingerprint");
   BOOST_TEST(fp.size() == 16u);
   BOOST_TEST(str(alpha, "title") == "alpha failed for order <n>");
@@ -238,6 +240,80 @@ BOOST_AUTO_TEST_CASE(each_bad_parameter_is_a_422_naming_it) {
     BOOST_TEST((error_fields(res) == std::vector<std::string>{"filter.fingerprint"}), route);
     BOOST_TEST(str(res.json().at("errors").at(0), "code") == "invalid", route);
   }
+}
+
+// POST /dlq/incidents/{fingerprint}/mute: each refusal changes nothing and writes no audit entry;
+// a mute shows on the entry and in the audit log; a time in the past un-mutes; an emptied
+// incident can still be muted.
+BOOST_AUTO_TEST_CASE(mute_and_unmute_an_incident) {
+  HttpClient c(shared_dlqd().port());
+  const std::string jt = fresh_queue("jt"), q = fresh_queue("mute");
+  std::int64_t id = die(c, q, jt, "smtp relay refused the login", "", "auth");
+  const std::string fp = str(c.get("/dlq/incidents?job_type=" + jt).json().at("incidents").at(0),
+                             "fingerprint");
+  const std::string mute = "/dlq/incidents/" + fp + "/mute";
+  auto audited = [&] {
+    auto page = c.get("/audit?action=incident_mute&limit=100").json();
+    long long n = 0;
+    for (const auto& e : page.at("entries").as_array()) {
+      if (json::serialize(e.at("filter")) == json::serialize(json::object{{"fingerprint", fp}})) ++n;
+    }
+    return n;
+  };
+  const std::tuple<json::object, const char*, const char*> refused[] = {
+      {json::object{}, "until", "required"},
+      {json::object{{"until", "tomorrow"}}, "until", "invalid"},
+      {json::object{{"until", 1893456000}}, "until", "invalid"},
+      {json::object{{"until", "2099-01-01T00:00:00Z"}, {"reason", std::string(1025, 'r')}},
+       "reason", "too_long"},
+      {json::object{{"until", "2099-01-01T00:00:00Z"}, {"reason", 7}}, "reason", "invalid"},
+  };
+  for (const auto& [body, field, code] : refused) {
+    auto res = c.post(mute, body);
+    BOOST_TEST(res.status == 422, json::serialize(body));
+    BOOST_TEST((error_fields(res) == std::vector<std::string>{field}), json::serialize(body));
+    BOOST_TEST(str(res.json().at("errors").at(0), "code") == code, json::serialize(body));
+  }
+  BOOST_TEST(c.request("POST", mute, "{not json").status == 400);
+  for (const char* unknown : {"0000000000000000", "XYZ"}) {
+    auto res = c.post(std::string("/dlq/incidents/") + unknown + "/mute",
+                      json::object{{"until", "2099-01-01T00:00:00Z"}});
+    BOOST_TEST(res.status == 404, unknown);
+    BOOST_TEST(str(res.json(), "type") == "https://dlq.dev/problems/incident-not-found", unknown);
+  }
+  BOOST_TEST(audited() == 0);
+  BOOST_TEST(c.get("/dlq/incidents/" + fp).json().at("muted_until").is_null());
+
+  auto muted = c.post(mute, json::object{{"until", "2099-01-01T00:00:00Z"}, {"reason", "relay fix"}});
+  BOOST_REQUIRE_EQUAL(muted.status, 200);
+  BOOST_TEST(json::serialize(muted.json()) ==
+             json::serialize(json::object{{"fingerprint", fp},
+                                          {"muted_until", "2099-01-01T00:00:00.000Z"},
+                                          {"mute_reason", "relay fix"}}));
+  auto entry = c.get("/dlq/incidents/" + fp).json();
+  BOOST_TEST(str(entry, "muted_until") == "2099-01-01T00:00:00.000Z");
+  BOOST_TEST(str(entry, "mute_reason") == "relay fix");
+  auto log = c.get("/audit?action=incident_mute&limit=1").json().at("entries").at(0);
+  BOOST_TEST(json::serialize(log.at("filter")) == json::serialize(json::object{{"fingerprint", fp}}));
+  BOOST_TEST(str(log, "reason") == "relay fix");
+  BOOST_TEST(json::serialize(log.at("details")) ==
+             json::serialize(json::object{{"until", "2099-01-01T00:00:00.000Z"},
+                                          {"previous_until", nullptr}}));
+  // Emptied (dismissed), then un-muted with a time in the past.
+  BOOST_REQUIRE_EQUAL(c.post(message_path(q, id, "dismiss"), json::object{}).status, 200);
+  BOOST_TEST(c.get("/dlq/incidents/" + fp).status == 404);
+  auto unmuted = c.post(mute, json::object{{"until", "2000-01-01T00:00:00Z"}, {"reason", "fixed"}});
+  BOOST_REQUIRE_EQUAL(unmuted.status, 200);
+  BOOST_TEST(unmuted.json().at("muted_until").is_null());
+  BOOST_TEST(unmuted.json().at("mute_reason").is_null());
+  BOOST_TEST(audited() == 2);
+  auto last = c.get("/audit?action=incident_mute&limit=1").json().at("entries").at(0);
+  BOOST_TEST(str(last, "reason") == "fixed");
+  BOOST_TEST(json::serialize(last.at("details")) ==
+             json::serialize(json::object{{"until", nullptr},
+                                          {"previous_until", "2099-01-01T00:00:00.000Z"}}));
+  die(c, q, jt, "smtp relay refused the login", "", "auth");
+  BOOST_TEST(c.get("/dlq/incidents/" + fp).json().at("muted_until").is_null());
 }
 
 // One incident replayed and dismissed through its fingerprint: the preview counts only its dead

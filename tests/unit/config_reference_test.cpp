@@ -56,6 +56,10 @@ std::map<std::string, Row> documented_keys() {
 }
 
 // A config document with `key` set to `value` ("queues.<name>.x" -> queues.emails.x).
+// Keys whose example needs another key set (a config error otherwise), with that key's example.
+const std::map<std::string, std::pair<std::string, json::value>> kNeeds = {
+    {"alerts.on_new_incident", {"webhook_url", json::value("https://hooks.example.com/dlq")}}};
+
 std::string document_setting(const std::string& key, const json::value& value) {
   json::object root;
   json::object* at = &root;
@@ -65,6 +69,7 @@ std::string document_setting(const std::string& key, const json::value& value) {
   while (std::getline(parts, part, '.')) path.push_back(part == "<name>" ? "emails" : part);
   for (std::size_t i = 0; i + 1 < path.size(); ++i) at = &(*at)[path[i]].emplace_object();
   (*at)[path.back()] = value;
+  if (auto need = kNeeds.find(key); need != kNeeds.end()) (*at)[need->second.first] = need->second.second;
   return json::serialize(root);
 }
 

@@ -93,6 +93,12 @@ BOOST_AUTO_TEST_CASE(alerts_and_retention_keys_are_checked_and_merge_per_queue) 
   BOOST_TEST(!again.queues.at("q").retention.dead_seconds.has_value());
   BOOST_TEST(config_error(R"({"alerts": {"webhook_url": "ftp://x"}})").find("alerts.webhook_url") !=
              std::string::npos);
+  // Incident events need somewhere to go.
+  BOOST_TEST(!c.alerts.on_new_incident);
+  BOOST_TEST(config_error(R"({"alerts": {"on_new_incident": true}})")
+                 .find("\"alerts.on_new_incident\": true needs alerts.webhook_url") != std::string::npos);
+  BOOST_TEST(parse_config(R"({"alerts": {"on_new_incident": true, "webhook_url": "http://127.0.0.1:9"}})")
+                 .alerts.on_new_incident);
   BOOST_TEST(config_error(R"({"queues": {"q": {"retention": {"dead_seconds": -1}}}})")
                  .find("queues.q.retention.dead_seconds") != std::string::npos);
 }
