@@ -264,7 +264,7 @@ export function dismissOneDialog(m, onDone) {
 const MUTE_REASON_BYTES = 1024;
 const MUTE_FOR = [['1', 'For 1 hour'], ['4', 'For 4 hours'], ['24', 'For 24 hours'], ['at', 'Until a time']];
 
-/** Mute an incident's alerts for 1, 4 or 24 hours or until a time, with an optional reason. */
+/** Mute an incident's alerts (incident_opened, incident_grew) for 1, 4 or 24 hours or until a time. */
 export function muteDialog(incident, onDone) {
   const { dlg, body } = openDialog('mute-dialog', 'Mute this incident');
   const radios = MUTE_FOR.map(([v, label], i) => {
@@ -279,12 +279,13 @@ export function muteDialog(incident, onDone) {
   const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'mute-confirm' }, 'Mute');
   const form = h('form', { class: 'dialog-form', id: 'mute-form', novalidate: true },
-    h('p', null, 'While muted, dlqd sends no alert for ', revealed(incident.title), ' (its opening, or its dead count passing 10, 100, …). ',
-      'Its dead letters are kept, counted and listed as before, and new ones still join it.'),
+    h('p', null, 'While muted, dlqd sends no incident alert for ', revealed(incident.title),
+      ' (incident_opened, or incident_grew as its dead count passes 10, 100, …), and what it reaches meanwhile is not told when the mute ends. ',
+      'The queues\' own alerts still go out; its dead letters are kept, counted and listed as before.'),
     h('fieldset', { class: 'choices' }, h('legend', null, 'How long'), radios), atF,
     field('Reason (optional, recorded in the audit log)', reason),
     err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
-  form.addEventListener('change', () => { atF.hidden = chosen() !== 'at'; });
+  form.addEventListener('change', () => { atF.hidden = chosen() !== 'at'; err.replaceChildren(); });
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     err.replaceChildren();
