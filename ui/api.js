@@ -75,7 +75,7 @@ export function explain(err) {
         todo: 'Enter a valid API token in the "API token" field at the top of the page and press Save. Ask whoever runs dlqd for one (the server stores only its SHA-256, made with "dlqd hash-token").' };
     case 403:
       return { ...base, title: '403 — Your token is not allowed to do this',
-        what: 'The token is valid, but it does not have the role this needs. Looking at queues and dead letters needs the reader role; replaying, dismissing, batch runs and the audit log need the admin role.',
+        what: 'The token is valid, but it does not have the role this needs. Looking at queues and dead letters needs the reader role; replaying, dismissing, muting incidents, batch runs and the audit log need the admin role.',
         todo: 'Use a token with the admin role (enter it at the top of the page), or ask an administrator to do this.' };
     case 409: {
       const why = {
@@ -105,7 +105,7 @@ export function explain(err) {
         what: 'dlqd cannot reach its database right now, so it could not answer. Nothing was changed by this request.',
         todo: 'Try again in a moment. If it keeps happening, check the database and the dlqd logs.' };
     case 404:
-      return { ...base, title: '404 — Not found', what: 'The queue, message or replay run does not exist (it may have been purged).',
+      return { ...base, title: '404 — Not found', what: 'The queue, message, incident or replay run does not exist (it may have been purged).',
         todo: 'Go back to the list and pick another.' };
     case 422: {
       const fields = (err.problem?.errors || []).map((e) => `${e.field}: ${e.message}`);

@@ -1,6 +1,7 @@
-// The dlq admin UI: a hash router over five pages. No framework, no build step.
+// The dlq admin UI: a hash router over six pages; it opens on the incidents. No framework, no build step.
 import { h, clear, bdi } from './dom.js';
 import { getToken, setToken, explain } from './api.js';
+import { renderIncidents, renderIncident } from './incidents.js';
 import { renderOverview } from './overview.js';
 import { renderDeadLetters } from './deadletters.js';
 import { renderMessage } from './message.js';
@@ -8,7 +9,9 @@ import { renderReplays, renderReplayRun } from './replays.js';
 import { renderAudit } from './audit.js';
 
 const routes = [
-  { re: /^\/?$/, nav: 'overview', page: renderOverview },
+  { re: /^\/(?:incidents)?$/, nav: 'incidents', page: renderIncidents },
+  { re: /^\/incidents\/([0-9a-f]{16})$/, nav: 'incidents', page: renderIncident },
+  { re: /^\/queues$/, nav: 'overview', page: renderOverview },
   { re: /^\/dlq$/, nav: 'dlq', page: renderDeadLetters },
   { re: /^\/m\/([A-Za-z0-9_-]{1,64})\/(\d{1,18})$/, nav: 'dlq', page: renderMessage },
   { re: /^\/replays$/, nav: 'replays', page: renderReplays },
@@ -84,7 +87,7 @@ async function render() {
   if (!samePage) hideNotice();
   clear(main);
   if (!route) {
-    main.append(h('h1', { tabindex: '-1' }, 'Page not found'), h('p', null, h('a', { href: '#/' }, 'Go to the queues overview')));
+    main.append(h('h1', { tabindex: '-1' }, 'Page not found'), h('p', null, h('a', { href: '#/queues' }, 'Go to the queues overview')));
     main.dataset.ready = String(gen);
     return;
   }

@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { setTitle, navigate } from './app.js';
 import { filterText } from './replays.js';
 
-const ACTIONS = ['replay', 'payload_edit', 'dismiss', 'batch_replay', 'batch_replay_pause', 'batch_replay_resume', 'batch_replay_cancel', 'purge', 'retention_purge'];
+const ACTIONS = ['replay', 'payload_edit', 'dismiss', 'batch_replay', 'batch_replay_pause', 'batch_replay_resume', 'batch_replay_cancel', 'purge', 'retention_purge', 'incident_mute'];
 const KEYS = ['action', 'actor', 'queue', 'since', 'until'];
 
 export async function renderAudit(main, ctx) {

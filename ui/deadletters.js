@@ -16,7 +16,6 @@ export async function renderDeadLetters(main, ctx) {
   for (const k of FILTER_KEYS) if (p.get(k)) filter[k] = p.get(k);
   const limit = p.get('limit') || '20';
   const after = p.get('after') || '';
-  const back = (p.get('back') || '').split(',').filter(Boolean);
   const key = JSON.stringify(filter);
   if (key !== selectionKey) { selection.clear(); selectionKey = key; }
 
@@ -30,7 +29,7 @@ export async function renderDeadLetters(main, ctx) {
   const page = await api('GET', '/dlq', { query: { ...filter, limit, after_id: after } });
   if (!ctx.isCurrent()) return;
   const rerenderBar = () => renderBar(bar, filter, page);
-  listBox.replaceChildren(table(page.messages, rerenderBar), pager(p, page, back, after));
+  listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar }), deadLetterPager('/dlq', p, page));
   rerenderBar();
   const queues = await queuesPromise;
   if (queues && ctx.isCurrent()) {
@@ -64,19 +63,21 @@ function filterForm(filter, limit) {
   return form;
 }
 
-function table(messages, onSelect) {
-  if (!messages.length) return h('p', { class: 'empty', id: 'dlq-empty' }, 'No dead letters match these filters.');
-  const all = h('input', { type: 'checkbox', id: 'select-page', 'aria-label': 'Select every message on this page' });
+/** The dead letters as rows; with onSelect, a checkbox per row and one for the page feed `selection`. */
+export function deadLetterTable(messages, { onSelect, empty = 'No dead letters match these filters.' } = {}) {
+  if (!messages.length) return h('p', { class: 'empty', id: 'dlq-empty' }, empty);
+  const all = onSelect ? h('input', { type: 'checkbox', id: 'select-page', 'aria-label': 'Select every message on this page' }) : null;
   const boxes = [];
   const syncAll = () => {
+    if (!all) return;
     const n = boxes.filter((b) => b.checked).length;
     all.checked = n === boxes.length; all.indeterminate = n > 0 && n < boxes.length;
   };
-  all.addEventListener('change', () => {
+  all?.addEventListener('change', () => {
     const want = all.checked;
     for (const b of boxes) { if (b.checked !== want) { b.checked = want; b.dispatchEvent(new Event('change')); } }
   });
-  const rows = messages.map((m) => {
+  const selectCell = (m) => {
     const box = h('input', { type: 'checkbox', class: 'row-select', 'data-id': m.id, 'aria-label': `Select message ${m.id}`, checked: selection.has(m.id) });
     box.addEventListener('change', () => {
       if (box.checked) selection.set(m.id, m); else selection.delete(m.id);
@@ -84,38 +85,42 @@ function table(messages, onSelect) {
       syncAll(); onSelect();
     });
     boxes.push(box);
-    return h('tr', { 'data-id': m.id, class: selection.has(m.id) ? 'selected' : null },
-      h('td', { class: 'sel', 'data-label': 'Select' }, box),
-      h('td', { 'data-label': 'Id' }, h('a', { href: `#/m/${encodeURIComponent(m.queue)}/${m.id}`, class: 'msg-link' }, `#${m.id}`)),
-      h('td', { 'data-label': 'Queue' }, m.queue),
-      h('td', { 'data-label': 'Job type', class: 'c-job-type' }, bdi(m.job_type) || h('span', { class: 'muted' }, '(none)')),
-      h('td', { 'data-label': 'Error class', class: 'c-error-class' }, badge(m.error_class, 'class')),
-      h('td', { 'data-label': 'Dead reason', class: 'c-dead-reason' }, badge(m.dead_reason, 'reason')),
-      h('td', { 'data-label': 'Attempts', class: 'num' }, String(m.attempts)),
-      h('td', { 'data-label': 'Dead at' }, timeEl(m.dead_at)),
-      h('td', { 'data-label': 'Last error', class: 'err', title: m.last_error || '' }, truncate(m.last_error, 80)));
-  });
+    return h('td', { class: 'sel', 'data-label': 'Select' }, box);
+  };
+  const rows = messages.map((m) => h('tr', { 'data-id': m.id, class: onSelect && selection.has(m.id) ? 'selected' : null },
+    onSelect ? selectCell(m) : null,
+    h('td', { 'data-label': 'Id' }, h('a', { href: `#/m/${encodeURIComponent(m.queue)}/${m.id}`, class: 'msg-link' }, `#${m.id}`)),
+    h('td', { 'data-label': 'Queue' }, m.queue),
+    h('td', { 'data-label': 'Job type', class: 'c-job-type' }, bdi(m.job_type) || h('span', { class: 'muted' }, '(none)')),
+    h('td', { 'data-label': 'Error class', class: 'c-error-class' }, badge(m.error_class, 'class')),
+    h('td', { 'data-label': 'Dead reason', class: 'c-dead-reason' }, badge(m.dead_reason, 'reason')),
+    h('td', { 'data-label': 'Attempts', class: 'num' }, String(m.attempts)),
+    h('td', { 'data-label': 'Dead at' }, timeEl(m.dead_at)),
+    h('td', { 'data-label': 'Last error', class: 'err', title: m.last_error || '' }, truncate(m.last_error, 80))));
   syncAll();
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'dlq-table' },
     h('caption', { class: 'sr-only' }, 'Dead letters'),
-    h('thead', null, h('tr', null, h('th', { scope: 'col', class: 'sel' }, all),
+    h('thead', null, h('tr', null, all ? h('th', { scope: 'col', class: 'sel' }, all) : null,
       ['Id', 'Queue', 'Job type', 'Error class', 'Dead reason', 'Attempts', 'Dead at', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', null, rows)));
 }
 
-function pager(p, page, back, after) {
+/** Next / Previous over `after_id` pages of `path`; the trail of earlier pages' `after` stays in the fragment. */
+export function deadLetterPager(path, p, page) {
   const params = Object.fromEntries(p.entries());
+  const after = p.get('after') || '';
+  const back = (p.get('back') || '').split(',').filter(Boolean);
   const prev = back.length || after
     ? h('a', { class: 'button', id: 'page-prev', href: '#', onclick: (ev) => {
       ev.preventDefault();
       const b = back.slice(); const to = b.pop();
-      navigate('/dlq', { ...params, after: to && to !== '0' ? to : '', back: b.join(',') });
+      navigate(path, { ...params, after: to && to !== '0' ? to : '', back: b.join(',') });
     } }, '← Previous page')
     : null;
   const next = page.next_after_id !== null && page.next_after_id !== undefined
     ? h('a', { class: 'button', id: 'page-next', href: '#', onclick: (ev) => {
       ev.preventDefault();
-      navigate('/dlq', { ...params, after: page.next_after_id, back: [...back, after || '0'].join(',') });
+      navigate(path, { ...params, after: page.next_after_id, back: [...back, after || '0'].join(',') });
     } }, 'Next page →')
     : null;
   return h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev,

@@ -1,5 +1,6 @@
-// Dialogs: replay and dismiss one message; batch replay and batch dismiss (preview -> confirm).
-import { h, field, select, badge, truncate, timeEl, localToIso, revealed } from './dom.js';
+// Dialogs: replay and dismiss one message; batch replay and batch dismiss (preview -> confirm);
+// mute an incident.
+import { h, field, select, badge, truncate, timeEl, fmtTime, localToIso, revealed } from './dom.js';
 import { api, ApiError } from './api.js';
 import { problemBox, navigate, showOk } from './app.js';
 
@@ -257,4 +258,77 @@ export function dismissOneDialog(m, onDone) {
   });
   body.replaceChildren(form);
   reason.focus();
+}
+
+// The server takes a mute reason of up to 1,024 bytes of UTF-8.
+const MUTE_REASON_BYTES = 1024;
+const MUTE_FOR = [['1', 'For 1 hour'], ['4', 'For 4 hours'], ['24', 'For 24 hours'], ['at', 'Until a time']];
+
+/** Mute an incident's alerts (incident_opened, incident_grew) for 1, 4 or 24 hours or until a time. */
+export function muteDialog(incident, onDone) {
+  const { dlg, body } = openDialog('mute-dialog', 'Mute this incident');
+  const radios = MUTE_FOR.map(([v, label], i) => {
+    const input = h('input', { type: 'radio', name: 'mute-for', id: `mute-for-${v}`, value: v, checked: i === 0 });
+    return h('div', { class: 'check' }, input, h('label', { for: input.id }, label));
+  });
+  const at = h('input', { type: 'datetime-local', id: 'mute-at', name: 'until' });
+  const atF = field('Muted until (local time)', at);
+  atF.hidden = true;
+  const chosen = () => body.querySelector('input[name="mute-for"]:checked').value;
+  const reason = h('input', { name: 'reason', id: 'mute-reason', autocomplete: 'off', placeholder: 'e.g. known outage at the relay, fix due tonight' });
+  const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'mute-confirm' }, 'Mute');
+  const form = h('form', { class: 'dialog-form', id: 'mute-form', novalidate: true },
+    h('p', null, 'While muted, dlqd sends no incident alert for ', revealed(incident.title),
+      ' (incident_opened, or incident_grew as its dead count passes 10, 100, …), and what it reaches meanwhile is not told when the mute ends. ',
+      'The queues\' own alerts still go out; its dead letters are kept, counted and listed as before.'),
+    h('fieldset', { class: 'choices' }, h('legend', null, 'How long'), radios), atF,
+    field('Reason (optional, recorded in the audit log)', reason),
+    err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
+  form.addEventListener('change', () => { atF.hidden = chosen() !== 'at'; err.replaceChildren(); });
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    err.replaceChildren();
+    let until;
+    if (chosen() === 'at') {
+      until = localToIso(at.value);
+      if (!until || new Date(until) <= new Date()) {
+        err.replaceChildren(h('p', { class: 'problem-inline' }, 'Pick a time in the future.')); at.focus(); return;
+      }
+    } else {
+      until = new Date(Date.now() + Number(chosen()) * 3600 * 1000).toISOString();
+    }
+    const req = { until };
+    if (reason.value.trim()) req.reason = reason.value.trim();
+    if (new TextEncoder().encode(req.reason || '').length > MUTE_REASON_BYTES) {
+      err.replaceChildren(h('p', { class: 'problem-inline' }, `Shorten the reason to ${MUTE_REASON_BYTES.toLocaleString('en')} bytes or fewer.`)); reason.focus(); return;
+    }
+    await sendAction({ dlg, submit, err, onDone, path: incidentMutePath(incident), body: req,
+      said: (r) => `Incident muted until ${fmtTime(r.muted_until)}.` });
+  });
+  body.replaceChildren(form);
+  body.querySelector('input[name="mute-for"]').focus();
+}
+
+/** Un-mute: an `until` in the past ends the mute at once. */
+export function unmuteDialog(incident, onDone) {
+  const { dlg, body } = openDialog('unmute-dialog', 'Un-mute this incident');
+  const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
+  const submit = h('button', { type: 'submit', class: 'primary', id: 'unmute-confirm' }, 'Un-mute');
+  const form = h('form', { class: 'dialog-form', id: 'unmute-form', novalidate: true },
+    h('p', null, 'Muted until ', timeEl(incident.muted_until), incident.mute_reason ? ['. Reason: ', revealed(incident.mute_reason)] : null, '.'),
+    h('p', null, 'Un-muting lets dlqd send this incident\'s alerts again from now on.'),
+    err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    // The epoch is in the past whatever this browser's clock says.
+    await sendAction({ dlg, submit, err, onDone, path: incidentMutePath(incident), body: { until: new Date(0).toISOString() },
+      said: () => 'Incident un-muted: its alerts are sent again.' });
+  });
+  body.replaceChildren(form);
+  submit.focus();
+}
+
+function incidentMutePath(incident) {
+  return `/dlq/incidents/${encodeURIComponent(incident.fingerprint)}/mute`;
 }

@@ -13,7 +13,7 @@ export async function renderOverview(main, ctx) {
   const chartQueue = ctx.params.get('chart_queue') || '';
   const after = ctx.params.get('after') || '';
   const back = (ctx.params.get('back') || '').split(',').filter(Boolean);
-  const refresh = h('button', { type: 'button', id: 'overview-refresh', onclick: () => navigate('/', { chart_queue: chartQueue, after, back: back.join(',') }) }, 'Refresh');
+  const refresh = h('button', { type: 'button', id: 'overview-refresh', onclick: () => navigate('/queues', { chart_queue: chartQueue, after, back: back.join(',') }) }, 'Refresh');
   main.append(h('div', { class: 'page-head' }, h('h1', null, 'Queues'), refresh));
   const tableBox = h('section', { 'aria-labelledby': 'queues-h' }, h('h2', { id: 'queues-h', class: 'sr-only' }, 'Queue counts'), h('p', { class: 'muted' }, 'Loading queues…'));
   const chartBox = h('section', { class: 'chart-box', id: 'chart', 'aria-labelledby': 'chart-h' });
@@ -61,13 +61,13 @@ function pager(chartQueue, after, back, shown, nextAfter) {
     ? h('a', { class: 'button', id: 'queues-prev', href: '#', onclick: (ev) => {
       ev.preventDefault();
       const b = back.slice(); const to = b.pop();
-      navigate('/', { chart_queue: chartQueue, after: to && to !== FIRST ? to : '', back: b.join(',') });
+      navigate('/queues', { chart_queue: chartQueue, after: to && to !== FIRST ? to : '', back: b.join(',') });
     } }, '← Previous page')
     : null;
   const next = nextAfter !== null && nextAfter !== undefined
     ? h('a', { class: 'button', id: 'queues-next', href: '#', onclick: (ev) => {
       ev.preventDefault();
-      navigate('/', { chart_queue: chartQueue, after: nextAfter, back: [...back, after || FIRST].join(',') });
+      navigate('/queues', { chart_queue: chartQueue, after: nextAfter, back: [...back, after || FIRST].join(',') });
     } }, 'Next page →')
     : null;
   return h('nav', { class: 'pager', 'aria-label': 'Queue pages' }, prev,
@@ -78,7 +78,7 @@ function withLabel(td, label) { td.setAttribute('data-label', label); return td;
 
 async function renderChart(box, ctx, queueNames, chartQueue) {
   const picker = select('chart_queue', [['', 'All queues'], ...queueNames.map((q) => [q, q])], chartQueue, { id: 'chart-queue' });
-  picker.addEventListener('change', () => navigate('/', { chart_queue: picker.value }));
+  picker.addEventListener('change', () => navigate('/queues', { chart_queue: picker.value }));
   box.replaceChildren(
     h('div', { class: 'chart-head' },
       h('h2', { id: 'chart-h' }, 'Dead-lettered per hour, last 24 hours'),

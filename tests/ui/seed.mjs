@@ -1,17 +1,18 @@
 // Seeds a fresh dlqd over HTTP for the UI test, and writes what it made to $DLQ_UI_SEED.
-// Queues: emails (many dead send_email, more than one page), billing (charge_card, not
-// idempotent), reports (ready, scheduled, processing, succeeded, dead for several reasons),
+// Queues: emails (many dead send_email of two causes, more than one page), billing (charge_card,
+// not idempotent), reports (ready, scheduled, processing, succeeded, dead for several reasons),
 // webhooks (a lease that expired), exports (a big batch for the slow, paused replay run).
+// Every cause is an incident; the emails' second cause died over the last 20 hours (X-Now).
 import { writeFileSync } from 'node:fs';
 
 const base = process.env.DLQ_UI_BASE;
 const token = process.env.DLQ_UI_ADMIN_TOKEN;
 export const SECRET = 'sk_live_UI_SEEDED_SECRET_7f3a9c';
 
-async function call(method, path, body, expect) {
+async function call(method, path, body, expect, now) {
   const res = await fetch(base + path, {
     method,
-    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(now ? { 'X-Now': now } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(10000),
   });
@@ -38,7 +39,8 @@ async function claimAll(queue, n, jobTypes, worker, visibility = 300) {
   }
   return got;
 }
-const fail = (m, body) => call('POST', `/queues/${m.queue}/messages/${m.id}/fail`, { lease_id: m.lease_id, ...body });
+// `at` (an RFC 3339 time, X-Now) makes the failure, and so the death, happen then.
+const fail = (m, body, at) => call('POST', `/queues/${m.queue}/messages/${m.id}/fail`, { lease_id: m.lease_id, ...body }, undefined, at);
 const succeed = (m) => call('POST', `/queues/${m.queue}/messages/${m.id}/succeed`, { lease_id: m.lease_id });
 
 const payload = (obj) => JSON.stringify(obj);
@@ -50,6 +52,10 @@ const [hook] = await claimAll('webhooks', 1, ['deliver_webhook'], 'worker-hooks'
 const leaseStarted = Date.now();
 
 // emails: 45 dead send_email (transient, retries exhausted at the first failure) + 5 non_retryable.
+// The 45 are two causes: 33 temporary failures now, and 12 refused connections, 4 of them
+// 20 hours ago, 3 7 hours ago and 5 now (the sparkline of the incidents page).
+const hoursAgo = (n) => new Date(Date.now() - n * 3600 * 1000).toISOString();
+const relayDeaths = [...Array(4).fill(20), ...Array(3).fill(7), ...Array(5).fill(0)];
 const emailItems = [];
 for (let i = 0; i < 50; i++) {
   emailItems.push({
@@ -60,8 +66,11 @@ for (let i = 0; i < 50; i++) {
 await enqueue('emails', emailItems);
 const emails = await claimAll('emails', 50, ['send_email'], 'worker-mail-1');
 for (const [i, m] of emails.entries()) {
-  if (i < 45) await fail(m, { error: `SMTP 451 temporary failure for user${i}`, error_class: 'transient' });
-  else await fail(m, { error: 'mailbox does not exist', error_class: 'invalid_input' });
+  if (i < 33) await fail(m, { error: `SMTP 451 temporary failure for user${i}`, error_class: 'transient' });
+  else if (i < 45) {
+    const ago = relayDeaths[i - 33];
+    await fail(m, { error: `connection to relay 10.0.0.${i} refused`, error_class: 'transient' }, ago ? hoursAgo(ago) : undefined);
+  } else await fail(m, { error: 'mailbox does not exist', error_class: 'invalid_input' });
 }
 
 // emails: one message with a long history: three attempts on two workers, then dead.
@@ -128,8 +137,21 @@ for (const [q, counts] of Object.entries(expect)) {
     if (seed.queues[q]?.[k] !== v) throw new Error(`seed: ${q}.${k} is ${seed.queues[q]?.[k]}, expected ${v}`);
   }
 }
+// The incidents: one per cause, the two causes of send_email among them.
+const { incidents } = await call('GET', '/dlq/incidents?limit=100');
+const cause = (title) => incidents.find((i) => i.title === title);
+const smtp = cause('SMTP <n> temporary failure for user<n>');
+const relay = cause('connection to relay <ip> refused');
+if (incidents.length !== 9 || smtp?.dead !== 33 || relay?.dead !== 12) {
+  throw new Error(`seed: incidents ${JSON.stringify(incidents.map((i) => [i.title, i.dead]))}`);
+}
+const hourly = (i) => i.per_hour.map((c, k) => [k, c]).filter(([, c]) => c);
+if (JSON.stringify(hourly(relay).map(([k, c]) => [47 - k, c])) !== '[[20,4],[7,3],[0,5]]') {
+  throw new Error(`seed: the relay's hours ${JSON.stringify(relay.per_hour)}`);
+}
+seed.incidents = { count: incidents.length, smtp: smtp.fingerprint, relay: relay.fingerprint };
 seed.story = { queue: 'emails', id: story.id };
 seed.hook = { queue: 'webhooks', id: hook.id };
 seed.dead_total = 51 + 6 + 4 + 1 + 30;
 writeFileSync(process.env.DLQ_UI_SEED, JSON.stringify(seed, null, 2));
-console.log(`seed: ${seed.dead_total} dead messages in ${queues.queues.length} queues`);
+console.log(`seed: ${seed.dead_total} dead messages in ${queues.queues.length} queues, ${incidents.length} incidents`);

@@ -163,6 +163,18 @@ async function noSecretInPage(where) {
   const html = await page.evaluate(() => document.documentElement.outerHTML + document.body.innerText);
   check(!html.includes(SEED.secret), `the raw secret appears in the page (${where})`);
 }
+async function incidentRows() {
+  return page.$$eval('#incidents-table tbody tr', (rows) => rows.map((r) => ({
+    fingerprint: r.dataset.fingerprint, title: r.querySelector('.c-title a').textContent, dead: Number(r.querySelector('.c-dead').textContent),
+    queues: [...r.querySelectorAll('.c-queues li')].map((li) => li.textContent), bars: [...r.querySelectorAll('svg.spark rect')].map((b) => Number(b.dataset.count)),
+    alt: r.querySelector('svg.spark').getAttribute('aria-label') })));
+}
+const fingerprints = async () => (await incidentRows()).map((r) => r.fingerprint);
+/** A GET that may fail: its status and body. */
+async function probe(path) {
+  const res = await fetch(BASE + path, { headers: { Authorization: `Bearer ${ADMIN}` }, signal: AbortSignal.timeout(10000) });
+  return { status: res.status, body: await res.json() };
+}
 async function filterList(values) {
   await go('#/dlq');
   for (const [sel, v] of Object.entries(values)) {
@@ -232,13 +244,69 @@ try {
       await page.keyboard.type(ADMIN);
       await page.keyboard.press('Enter');
     });
-    await page.waitForSelector('#queues-table');
+    await page.waitForSelector('#incidents-table');
     eq(await page.evaluate(() => sessionStorage.getItem('dlq.ui.token')), ADMIN, 'token in session storage');
     eq(await page.evaluate(() => localStorage.length), 0, 'nothing in local storage');
   }, [/status of 401/]);
 
+  // ---- incidents: where the UI opens ----------------------------------------------------------------
+  await step('incidents: the UI opens on them, most dead first, with counts and 48-hour sparklines', async () => {
+    eq(await page.$eval('header nav li:first-child a', (a) => [a.dataset.nav, a.getAttribute('href'), a.getAttribute('aria-current')]),
+      ['incidents', '#/incidents', 'page'], 'Incidents comes first in the nav, and is the page shown');
+    const api = (await rest('GET', '/dlq/incidents?limit=100')).incidents;
+    eq(api.length, SEED.incidents.count, 'the seeded causes');
+    const rows = await incidentRows();
+    eq(rows.map((r) => r.fingerprint), api.map((i) => i.fingerprint), 'the API\'s incidents, in its order');
+    check(rows.every((r, k) => k === 0 || r.dead <= rows[k - 1].dead), 'most dead first');
+    for (const [k, i] of api.entries()) {
+      eq([rows[k].title, rows[k].dead, rows[k].queues, rows[k].bars],
+        [i.title, i.dead, Object.entries(i.queues).map(([q, n]) => `${q} ${n}`), i.per_hour], `row of ${i.title}`);
+    }
+    // send_email died of two causes: two incidents, one of them over the last 20 hours.
+    const smtp = rows.find((r) => r.fingerprint === SEED.incidents.smtp);
+    const relay = rows.find((r) => r.fingerprint === SEED.incidents.relay);
+    eq([smtp.title, smtp.dead, relay.title, relay.dead],
+      ['SMTP <n> temporary failure for user<n>', 33, 'connection to relay <ip> refused', 12], 'the two causes of send_email');
+    eq(relay.bars.map((c, k) => [47 - k, c]).filter(([, c]) => c), [[20, 4], [7, 3], [0, 5]], 'the relay\'s deaths per hour');
+    eq(relay.alt, '12 dead-lettered in the last 48 hours; most (5) in the current hour', 'the sparkline\'s text alternative');
+    await shot('incidents-1280');
+
+    await page.select('#i-sort', 'last_dead_at');
+    await rendered(() => page.click('#i-apply'));
+    eq(await fingerprints(), (await rest('GET', '/dlq/incidents?sort=last_dead_at&limit=100')).incidents.map((i) => i.fingerprint), 'latest death first');
+    await typeInto('#i-job-type', 'send_email');
+    await rendered(() => page.click('#i-apply'));
+    const sendEmail = (await rest('GET', '/dlq/incidents?job_type=send_email&sort=last_dead_at')).incidents.map((i) => i.fingerprint);
+    eq(sendEmail.length, 3, 'send_email: two transient causes and a mailbox that does not exist');
+    eq(await fingerprints(), sendEmail, 'filtered by job type');
+    const sixHoursAgo = new Date(Date.now() - 6 * 3600 * 1000).toISOString();
+    await go(`#/incidents?until=${encodeURIComponent(sixHoursAgo)}`);
+    eq(await fingerprints(), [SEED.incidents.relay], 'only the relay died before six hours ago');
+    await go('#/incidents');
+    await typeInto('#i-queue', 'reports');
+    await page.select('#i-error-class', 'auth');
+    await rendered(() => page.click('#i-apply'));
+    eq((await incidentRows()).map((r) => [r.title, r.dead]), [['warehouse refused the credentials', 3]], 'filtered by queue and class');
+
+    // Paging by next_cursor, 4 a page, and back.
+    await go('#/incidents?limit=4');
+    const seen = [];
+    for (let n = 1; ; n++) {
+      seen.push(...await fingerprints());
+      eq(await text('#incidents-page-info'), `Page ${n} · ${(await incidentRows()).length} shown`, `page ${n}`);
+      if (!(await exists('#incidents-next'))) break;
+      await rendered(() => page.click('#incidents-next'));
+    }
+    eq(seen, api.map((i) => i.fingerprint), 'the pages hold every incident once, in order');
+    await rendered(() => page.click('#incidents-prev'));
+    eq(await fingerprints(), api.slice(4, 8).map((i) => i.fingerprint), 'Previous goes back a page');
+  });
+
   // ---- overview ------------------------------------------------------------------------------------
   await step('overview: every queue with its counts, and the hourly chart', async () => {
+    await rendered(() => page.click('a[data-nav="overview"]'));
+    eq(await page.evaluate(() => window.location.hash), '#/queues', 'the overview lives at #/queues');
+    await page.waitForSelector('#queues-table');
     const api = (await rest('GET', '/queues')).queues;
     const rows = await page.$$eval('#queues-table tbody tr', (trs) => trs.map((tr) => {
       const cell = (c) => tr.querySelector(`.${c}`).textContent.trim();
@@ -506,6 +574,90 @@ try {
     eq(q, (await rest('GET', '/audit?actor=ui-admin&queue=emails')).entries.map((e) => e.action), 'filtered by actor and queue');
   });
 
+  // ---- one incident: replay, mute ----------------------------------------------------------------
+  await step('one incident: its dead letters; Replay… previews its dead, and confirming lowers it', async () => {
+    const fp = SEED.incidents.relay;
+    await go('#/incidents');
+    await rendered(() => page.click(`#incidents-table tr[data-fingerprint="${fp}"] a.incident-link`));
+    eq(await page.evaluate(() => window.location.hash), `#/incidents/${fp}`, 'the incident\'s page');
+    await page.waitForSelector('#dlq-table');
+    const inc = await rest('GET', `/dlq/incidents/${fp}`);
+    eq([await text('#inc-fingerprint'), await text('#inc-dead'), await text('#inc-muted')], [fp, '12', 'no'], 'its summary');
+    const ids = await page.$$eval('#dlq-table tbody tr', (trs) => trs.map((t) => Number(t.dataset.id)));
+    eq(ids, (await rest('GET', `/dlq?fingerprint=${fp}`)).messages.map((m) => m.id), 'its dead letters: GET /dlq?fingerprint=');
+    eq(await page.$$eval('svg.spark-wide rect', (rs) => rs.map((r) => Number(r.dataset.count))), inc.per_hour, 'its 48 hours');
+    check((await text('#inc-spark-summary')).startsWith('12 dead-lettered in the last 48 hours'), 'the chart\'s text');
+    await shot('incident-1280');
+
+    await page.click('#inc-replay');
+    await page.waitForSelector('#batch-replay-form');
+    check((await text('#preview-matched')).startsWith(`${inc.dead} dead letters match: every dead letter of incident ${fp}`), 'the preview matches its dead');
+    eq(await page.$$eval('.by-job-type tbody tr', (trs) => trs.map((t) => `${t.dataset.jobType}:${t.children[1].textContent}`)), ['send_email:12'], 'by job type');
+    await typeInto('#br-delay', '0');
+    await typeInto('#br-rate', '100');
+    await typeInto('#br-reason', 'relay back up');
+    await shot('incident-replay-preview-1280');
+    await rendered(() => page.click('#br-confirm'));
+    const runId = Number((await page.evaluate(() => window.location.hash)).match(/^#\/replays\/(\d+)$/)[1]);
+    await page.waitForSelector('#run-status[data-status="done"]', { timeout: 15000 });
+    const run = await rest('GET', `/dlq/replays/${runId}`);
+    eq([run.matched, run.replayed, run.filter], [12, 12, { fingerprint: fp }], 'API: the run replayed the incident');
+    eq((await probe(`/dlq/incidents/${fp}`)).status, 404, 'API: nothing of it is dead');
+    await go(`#/incidents/${fp}`);
+    await page.waitForSelector('#incident-gone');
+    // Two of them die again of the same cause: the incident is back with 2 dead, 12 replayed.
+    const again = (await rest('POST', '/queues/emails/claim', { body: { max: 2, job_types: ['send_email'], worker: 'ui-relay' } })).messages;
+    eq(again.length, 2, 'claimed two replayed messages');
+    for (const m of again) {
+      await rest('POST', `/queues/emails/messages/${m.id}/fail`, { body: { lease_id: m.lease_id, error: 'connection to relay 10.0.0.9 refused', error_class: 'transient' } });
+    }
+    await go(`#/incidents/${fp}`);
+    await page.waitForSelector('#dlq-table');
+    eq([await text('#inc-dead'), await text('#inc-replayed')], ['2', '12'], 'dead lowered from 12 to 2, 12 replayed');
+    eq(await page.$$eval('#dlq-table tbody tr', (trs) => trs.map((t) => Number(t.dataset.id)).sort((a, b) => a - b)),
+      again.map((m) => m.id).sort((a, b) => a - b), 'its dead letters now');
+  }, [/status of 404/]);
+
+  await step('one incident: Mute… for 4 hours with a reason, shown on its page and in the audit log; Un-mute…', async () => {
+    const fp = SEED.incidents.relay;
+    await page.click('#inc-mute');
+    await page.waitForSelector('#mute-form');
+    check(await page.evaluate(() => document.activeElement.id === 'mute-for-1'), 'the dialog focuses its first choice');
+    await page.click('#mute-for-at');
+    await page.waitForSelector('#mute-at', { visible: true });
+    await page.click('#mute-confirm');
+    await page.waitForSelector('#mute-form .problem-inline');
+    check((await text('#mute-form .problem-inline')).includes('future'), 'a time is needed');
+    await page.click('#mute-for-4');
+    await typeInto('#mute-reason', 'relay maintenance tonight');
+    await shot('incident-mute-1280');
+    const before = Date.now();
+    await rendered(() => page.click('#mute-confirm'));
+    check((await text('#notice')).includes('Incident muted until'), 'muted notice');
+    const inc = await rest('GET', `/dlq/incidents/${fp}`);
+    const ahead = Date.parse(inc.muted_until) - before;
+    check(ahead > 4 * 3600e3 - 60e3 && ahead < 4 * 3600e3 + 60e3, `API: muted for 4 hours (${inc.muted_until})`);
+    eq(inc.mute_reason, 'relay maintenance tonight', 'API: the reason');
+    check((await text('#inc-muted')).includes('relay maintenance tonight'), 'the page says muted, and why');
+    check(await exists('#inc-unmute') && !(await exists('#inc-mute')), 'Un-mute… offered while muted');
+    await go('#/incidents');
+    check((await text(`#incidents-table tr[data-fingerprint="${fp}"] .c-title`)).includes('muted until'), 'the list marks it muted');
+
+    await go('#/audit?action=incident_mute');
+    await page.waitForSelector('#audit-table');
+    eq(await page.$$eval('#audit-table tbody tr', (trs) => trs.map((t) => [t.dataset.action, t.querySelector('.c-reason').textContent])),
+      [['incident_mute', 'relay maintenance tonight']], 'the mute in the audit log');
+    await shot('audit-mute-1280');
+
+    await go(`#/incidents/${fp}`);
+    await page.click('#inc-unmute');
+    await page.waitForSelector('#unmute-form');
+    await rendered(() => page.click('#unmute-confirm'));
+    check((await text('#notice')).includes('un-muted'), 'un-muted notice');
+    eq((await rest('GET', `/dlq/incidents/${fp}`)).muted_until, null, 'API: not muted');
+    check(await exists('#inc-mute'), 'Mute… offered again');
+  });
+
   // ---- hostile text and fragments (issue 31, item 12) ------------------------------------------------
   // Server text sits alone in an isolating element (<bdi>, or unicode-bidi: isolate), so that a
   // bidi control in it cannot reorder the page around it; confirmations show the control as "\u202e".
@@ -592,6 +744,21 @@ try {
     await page.waitForSelector('.problem-403');
   }, [/status of 403/]);
 
+  await step('a reader token: Mute… is refused with the 403 explanation', async () => {
+    const fp = SEED.incidents.smtp;
+    await go(`#/incidents/${fp}`);
+    await page.waitForSelector('#dlq-table');
+    await page.click('#inc-mute');
+    await page.waitForSelector('#mute-form');
+    await page.click('#mute-confirm');
+    await page.waitForSelector('#mute-dialog .problem-403');
+    const t = await text('#mute-dialog .problem-403');
+    check(t.includes('403') && t.includes('muting incidents') && t.includes('admin role'), `403 explained: ${t}`);
+    await shot('incident-mute-forbidden-1280');
+    await page.keyboard.press('Escape');
+    eq((await rest('GET', `/dlq/incidents/${fp}`)).muted_until, null, 'API: not muted');
+  }, [/status of 403/]);
+
   await step('a wrong token shows the 401 explanation', async () => {
     await setToken('this-is-not-a-token');
     await go('#/');
@@ -603,10 +770,12 @@ try {
   }, [/status of 401/]);
 
   // ---- a 400 px window ---------------------------------------------------------------------------------
-  await step('400 px wide: overview, list and message fit the window', async () => {
+  await step('400 px wide: incidents, one incident, overview, list and message fit the window', async () => {
     await setToken(ADMIN);
     await page.setViewport({ width: 400, height: 800 });
-    for (const [hash, name, sel] of [['#/', 'overview-400', '#queues-table'], ['#/dlq', 'list-400', '#dlq-table'],
+    for (const [hash, name, sel] of [['#/incidents', 'incidents-400', '#incidents-table'],
+      [`#/incidents/${SEED.incidents.smtp}`, 'incident-400', '#dlq-table'],
+      ['#/queues', 'overview-400', '#queues-table'], ['#/dlq', 'list-400', '#dlq-table'],
       [`#/m/emails/${SEED.story.id}`, 'message-400', '#timeline']]) {
       await go(hash);
       await page.waitForSelector(sel);
@@ -662,7 +831,7 @@ try {
     }
     eq(apiPages.length, 2, 'two pages of 100');
     const shown = () => page.$$eval('#queues-table tbody tr', (trs) => trs.map((tr) => tr.dataset.queue));
-    await go('#/');
+    await go('#/queues');
     await page.waitForSelector('#queues-table');
     eq(await shown(), apiPages[0], 'page 1 holds the first 100 names');
     eq(await text('#queues-page-info'), 'Page 1 · 100 queues shown', 'page 1 info');
@@ -678,7 +847,7 @@ try {
 
   // ---- what the browser loaded -------------------------------------------------------------------
   await step('every UI file the browser loaded carried its type, nosniff and the CSP', async () => {
-    for (const f of ['/ui/', '/ui/app.js', '/ui/app.css', '/ui/favicon.svg', '/ui/api.js', '/ui/dom.js']) {
+    for (const f of ['/ui/', '/ui/app.js', '/ui/app.css', '/ui/favicon.svg', '/ui/api.js', '/ui/dom.js', '/ui/incidents.js']) {
       check(uiResponses.has(f), `the browser loaded ${f}`);
     }
     for (const [path, headers] of uiResponses) {
