@@ -38,6 +38,11 @@ Commands:
   run ID [pause|resume|cancel]           show or change a replay run
   dismiss Q ID --reason R                a dead message: won't fix
   dismiss --dead [FILTER] --reason R [--dry-run] [--yes]
+  incidents [--queue Q] [--job-type T] [--error-class C] [--since T] [--until T]
+         [--sort dead|last_dead_at] [--limit N] [--cursor C]
+                                         the causes of dead letters, most dead first
+  incident FP                            one incident
+  mute FP --until T [--reason R]         no incident alerts for it until T (--until now un-mutes)
   purge Q --status succeeded|dead|dismissed [--before T] [--yes]
   audit [--action A] [--actor N] [--queue Q] [--since T] [--until T]
   enqueue Q PAYLOAD|- [--job-type T] [--idempotency-key K] [--delay S]
@@ -46,7 +51,8 @@ Commands:
   hash-token                             SHA-256 of the token on stdin (as dlqd hash-token)
 
 FILTER: --queue Q --job-type T --error-class C --dead-reason R --since T --until T
-        (in `ls --dead`, --reason R also filters by dead reason)
+        --incident FP (in `ls --dead`, --reason R also filters by dead reason);
+        ls, replay and dismiss with --incident FP imply --dead
 Times: RFC 3339 (2026-06-01T00:00:00Z) or "YYYY-MM-DD HH:MM:SS" (UTC).
 Environment: DLQ_URL (default http://127.0.0.1:8080; https:// for a TLS proxy in front of
              dlqd), DLQ_TOKEN, DLQ_CA_FILE.
@@ -110,6 +116,9 @@ const FlagRow kFlags[] = {
     {"priority", &Flags::priority, "enqueue: priority 0-9"},
     {"max-retries", &Flags::max_retries, "enqueue: maximum attempts"},
     {"ready", &Flags::ready, "health: ask /readyz (database usable) instead of /healthz"},
+    {"incident", &Flags::incident, "one incident's dead messages (its fingerprint)"},
+    {"sort", &Flags::sort, "incidents: dead (most first) or last_dead_at (newest first)"},
+    {"cursor", &Flags::cursor, "incidents: the next_cursor of the previous page"},
 };
 
 // The struct a member belongs to and the value it holds (without its optional).
@@ -198,7 +207,8 @@ struct CommandSpec {
   std::set<std::string> options;  // besides the global ones
 };
 
-const std::set<std::string> kFilter = {"queue", "job-type", "error-class", "dead-reason", "since", "until"};
+const std::set<std::string> kFilter = {"queue", "job-type", "error-class", "dead-reason",
+                                       "since", "until", "incident"};
 
 std::set<std::string> with_filter(std::set<std::string> extra) {
   extra.insert(kFilter.begin(), kFilter.end());
@@ -234,6 +244,10 @@ const CommandSpec& spec_for(const std::string& command, bool dead) {
       {"enqueue", {2, 2, {"job-type", "idempotency-key", "delay", "priority", "max-retries"}}},
       {"health", {0, 0, {"ready"}}},
       {"hash-token", {0, 0, {}}},
+      {"incidents", {0, 0, {"queue", "job-type", "error-class", "since", "until", "sort", "limit",
+                            "cursor"}}},
+      {"incident", {1, 1, {}}},
+      {"mute", {1, 1, {"until", "reason"}}},
   });
   static const std::map<std::string, CommandSpec> dead_forms = checked({
       {"ls", {0, 0, with_filter({"dead", "reason", "limit", "after"})}},
@@ -284,12 +298,18 @@ void check_combinations(const Global& g, Invocation& inv) {
   if (inv.command == "ls" && !f.dead && !f.queue) throw UsageError("ls needs --queue Q or --dead");
   if (inv.command == "dismiss" && !f.reason) throw UsageError("dismiss needs --reason R (say why)");
   if (inv.command == "purge" && !f.status) throw UsageError("purge needs --status S");
+  if (inv.command == "mute" && !f.until) {
+    throw UsageError("mute needs --until T (--until now un-mutes)");
+  }
+  if (inv.command == "incidents" && f.sort && *f.sort != "dead" && *f.sort != "last_dead_at") {
+    throw UsageError("--sort takes dead or last_dead_at, not " + *f.sort);
+  }
   if (inv.command == "run" && inv.args.size() == 2 && inv.args[1] != "pause" &&
       inv.args[1] != "resume" && inv.args[1] != "cancel") {
     throw UsageError("run ID takes pause, resume or cancel, not " + inv.args[1]);
   }
   check_time(f.since, "since");
-  check_time(f.until, "until");
+  if (!(inv.command == "mute" && f.until == "now")) check_time(f.until, "until");
   check_time(f.before, "before");
   if (!(g.timeout_s > 0 && g.timeout_s <= 3600)) throw UsageError("--timeout must be 0 to 3600 seconds");
 }
@@ -324,6 +344,10 @@ CommandLine parse_command_line(int argc, char** argv) {
   inv.command = words.front();
   inv.args.assign(words.begin() + 1, words.end());
   store_flags(vm, cl.global, inv.flags);
+  // One incident's dead messages are a dead-letter filter: --incident implies --dead.
+  if (inv.flags.incident && (inv.command == "ls" || inv.command == "replay" || inv.command == "dismiss")) {
+    inv.flags.dead = true;
+  }
   const CommandSpec& spec = spec_for(inv.command, inv.flags.dead);
   check_applies(vm, inv, spec);
   if (inv.args.size() < spec.min_args || inv.args.size() > spec.max_args) {

@@ -48,6 +48,7 @@ json::object dead_filter(const Flags& f) {
   put("dead_reason", f.dead_reason);
   put("since", f.since);
   put("until", f.until);
+  put("fingerprint", f.incident);
   return filter;
 }
 

@@ -89,6 +89,7 @@ int list_dead(Session& s, const Flags& f) {
                                     .add("dead_reason", f.dead_reason)
                                     .add("since", f.since)
                                     .add("until", f.until)
+                                    .add("fingerprint", f.incident)
                                     .add("limit", f.limit)
                                     .add("after_id", f.after)
                                     .str();

@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
     Session session{client, g.json, isatty(STDOUT_FILENO) == 1, std::cin, std::cout, std::cerr};
     const bool acts = inv.command == "replay" || inv.command == "dismiss" || inv.command == "purge" ||
                       inv.command == "enqueue" || (inv.command == "run" && inv.args.size() == 2);
+    if (inv.command == "incidents" || inv.command == "incident" || inv.command == "mute") {
+      return run_incident_command(session, inv);
+    }
     return acts ? run_action_command(session, inv) : run_view_command(session, inv);
   } catch (const po::error& e) {
     std::cerr << "dlqctl: " << shown(e.what()) << " (see dlqctl --help)\n";

@@ -31,7 +31,7 @@ struct ServerFailed : std::runtime_error {
 
 struct Flags {
   std::optional<std::string> queue, status, job_type, error_class, dead_reason, since, until,
-      before, reason, edit, action, actor, idempotency_key;
+      before, reason, edit, action, actor, idempotency_key, incident, sort, cursor;
   // A page's key: an id (ls --dead, runs, audit) or a queue name (queues); the server checks it.
   std::optional<std::string> after;
   std::optional<long long> delay, limit, offset, priority, max_retries;
@@ -81,5 +81,6 @@ std::string message_path(const std::string& queue, const std::string& id, const 
 
 int run_view_command(Session& s, const Invocation& inv);    // queues, stats, ls, show, attempts, runs, run, audit, health
 int run_action_command(Session& s, const Invocation& inv);  // replay, dismiss, purge, enqueue, run <action>
+int run_incident_command(Session& s, const Invocation& inv);  // incidents, incident, mute
 
 }  // namespace dlq::ctl
