@@ -4,7 +4,8 @@
 // remembers (dead and dismissed messages; a replayed one has lost its dead_at), 009 gives the
 // batch actions of earlier versions the queue their filter names, 011 lists the queues that
 // hold messages in queue_names, 012's fingerprints and titles are null on the rows it finds, and
-// 014 fills the lineage (life, replay_id) of stored entries.
+// 014 fills the lineage (life, replay_id) of stored entries, 015 counts what open incidents
+// reached as told.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -81,6 +82,13 @@ std::string database_at(int version, const TempDir& dir) {
     c.execute("INSERT INTO replay_run_items (run_id, seq, message_id, outcome) "
               "SELECT (SELECT MAX(id) FROM replay_runs), 0, id, NULL FROM messages "
               "WHERE queue = 'lineage'");
+  }
+  if (version >= 13) {  // incidents before 015: open ones of several sizes and an emptied one
+    for (const char* row : {"'00000000000000a0', 0", "'00000000000000a1', 7", "'00000000000000a2', 42",
+                            "'00000000000000a3', 1500"}) {
+      c.execute(std::string("INSERT INTO incidents (fingerprint, dead, title, last_death_at) "
+                            "VALUES (") + row + ", 't', " + std::to_string(kHour) + ")");
+    }
   }
   c.commit();
   return url;
@@ -172,7 +180,7 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         BOOST_TEST(messages == 6);  // with 014's message of four entries
         BOOST_TEST(entries == 5);
       }
-      {  // 014: life counts the replays up to each entry; the run's replay is found as its
+      if (from < 14) {  // 014: life counts the replays up to each entry; the run's replay is found as its
         std::vector<std::string> lineage;
         long long life = 0, replay_id = 0;
         soci::indicator ind{};
@@ -190,6 +198,16 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         const std::vector<std::string> expected{"0:NULL", "1:NULL", "1:NULL",
                                                 "2:" + (from >= 4 ? std::to_string(run) : "NULL")};
         BOOST_TEST(lineage == expected, boost::test_tools::per_element());
+      }
+      if (from >= 13) {  // 015: what incidents open then reached counts as told
+        std::vector<long long> levels;
+        long long level = 0;
+        soci::statement st = (c.session().prepare
+                                  << "SELECT alert_level FROM incidents ORDER BY fingerprint",
+                              soci::into(level));
+        st.execute();
+        while (st.fetch()) levels.push_back(level);
+        BOOST_TEST(levels == (std::vector<long long>{0, 1, 10, 1000}), boost::test_tools::per_element());
       }
       for (auto& n : nodes) {
         if (n) n->close();
