@@ -32,16 +32,6 @@ void make_dead(HttpClient& c, const std::string& queue, int n) {
   }
 }
 
-template <class Pred>
-bool eventually(Pred done, double seconds) {
-  auto start = Clock::now();
-  while (!done()) {
-    if (Clock::now() - start > std::chrono::duration<double>(seconds)) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
 double sample(const std::string& text, const std::string& series) {
   auto at = text.find("\n" + series + " ");
   return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));

@@ -50,16 +50,6 @@ bool leads(unsigned short port) {
   return body.find("\ndlq_leader 1") != std::string::npos;
 }
 
-template <class Pred>
-bool eventually(Pred done, double seconds) {
-  auto start = Clock::now();
-  while (!done()) {
-    if (Clock::now() - start > std::chrono::duration<double>(seconds)) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return true;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(multi_node)

@@ -3,7 +3,9 @@
 // X-Now in 2099: the server's own timers run on the real clock (http-api.md section 0).
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include <boost/json.hpp>
 
@@ -38,6 +40,16 @@ std::int64_t fail_to_death(HttpClient& c, const std::string& queue, const std::s
                            const std::string& error, const std::string& when = "",
                            const std::string& error_class = "transient",
                            const std::string& stack = "");
+// Polls `done` every 50 ms for up to `seconds`: true once it held.
+template <class Pred>
+bool eventually(Pred done, double seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  while (!done()) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::duration<double>(seconds)) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return true;
+}
 // The `field` of every entry of a 422 answer's `errors`, in order.
 std::vector<std::string> error_fields(const HttpResponse& res);
 std::string message_path(const std::string& queue, std::int64_t id, const std::string& action = "");
