@@ -6,6 +6,7 @@
 
 #include "core/audit.hpp"
 #include "core/lease_tokens.hpp"
+#include "model/json_text.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::core {
@@ -217,6 +218,24 @@ awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::st
   co_return result;
 }
 
+namespace {
+
+// An edit of a JSON payload, or one that starts like JSON, must be JSON (issue 34, A4): checked
+// with the message, after its 404 and before the 409s, so that a typo is never stored.
+std::optional<Error> edit_not_json(const std::string& stored, const std::string& edit) {
+  auto first = edit.find_first_not_of(" \t\r\n");
+  bool looks_json = first != std::string::npos && (edit[first] == '{' || edit[first] == '[');
+  if (!looks_json && !is_json_structure(stored)) return std::nullopt;
+  auto bad = json_syntax_error(edit);
+  if (!bad) return std::nullopt;
+  return Error::validation({{"payload",
+                             "payload is not valid JSON at byte " + std::to_string(bad->offset) +
+                                 ": " + bad->what + " (payload_is_json: false stores it as text)",
+                             "invalid_json"}});
+}
+
+}  // namespace
+
 awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::string queue,
                                                 MessageId id, ReplayInput in, bool dry_run) {
   in.actor = ctx.actor;
@@ -224,6 +243,9 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
                                                                     const store::Related& r) {
     ReplayInput effective = in;
     effective.max_replays = config_.max_replays_for(m.queue, m.job_type);
+    if (in.payload && in.payload_is_json) {
+      if (auto bad = edit_not_json(m.payload, *in.payload)) return Result<store::Change>(*bad);
+    }
     if (in.payload) {
       // Masks the operator left in place keep the original values.
       effective.payload = redactor_.merge_masks(m.payload, *in.payload);

@@ -442,6 +442,7 @@ FieldErrors decode_replay(const json::object& body, const Config& config, Replay
   out.delay_ms = delay_or_run_at(r, out.input.run_at);
   out.input.force = r.boolean("force").value_or(false);
   out.dry_run = r.boolean("dry_run").value_or(false);
+  out.input.payload_is_json = r.boolean("payload_is_json").value_or(true);
   return errors;
 }
 

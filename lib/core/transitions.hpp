@@ -38,6 +38,7 @@ void describe_failure(const Redactor& redactor, FailInput& in);
 struct ReplayInput {
   std::optional<std::string> reason;
   std::optional<std::string> payload;  // the edited payload, masks already merged back
+  bool payload_is_json = true;         // false: an edit that looks like JSON is stored as given
   std::optional<TimeMs> run_at;        // scheduled replay
   bool force = false;  // also replays a message at its max_replays
   std::optional<std::string> actor;

@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cmath>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/stream_parser.hpp>
+
 namespace dlq {
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -90,6 +93,24 @@ std::string json_text(const boost::json::value& v) {
   std::string out;
   append_json(out, v);
   return out;
+}
+
+std::optional<JsonSyntaxError> json_syntax_error(std::string_view text) {
+  boost::json::stream_parser p;
+  boost::system::error_code ec;
+  std::size_t used = p.write(text.data(), text.size(), ec);
+  if (!ec) {
+    p.finish(ec);
+    used = text.size();
+  }
+  if (!ec) return std::nullopt;
+  return JsonSyntaxError{used, ec.message()};
+}
+
+bool is_json_structure(std::string_view text) {
+  boost::system::error_code ec;
+  boost::json::value v = boost::json::parse(text, ec);
+  return !ec && (v.is_object() || v.is_array());
 }
 
 }  // namespace dlq

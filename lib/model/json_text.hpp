@@ -2,6 +2,7 @@
 // hot answers (http/json_codec) and the log line.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -16,5 +17,15 @@ void append_json_string(std::string& out, std::string_view s);
 // decimals with the fewest digits that read back the same (0.5, not 5E-1). Not finite: null.
 void append_json(std::string& out, const boost::json::value& v);
 std::string json_text(const boost::json::value& v);
+
+// Where `text` stops being one JSON value: the byte offset and the parser's words ("syntax
+// error", "incomplete JSON", ...); none when it is one.
+struct JsonSyntaxError {
+  std::size_t offset = 0;
+  std::string what;
+};
+std::optional<JsonSyntaxError> json_syntax_error(std::string_view text);
+// Whether `text` is a JSON object or array (what views mask field by field).
+bool is_json_structure(std::string_view text);
 
 }  // namespace dlq

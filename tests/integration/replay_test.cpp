@@ -235,4 +235,42 @@ BOOST_AUTO_TEST_CASE(redaction_can_be_turned_off) {
   BOOST_TEST(str(c.get(message_path("q", id)).json(), "payload") == payload);
 }
 
+// An edit of a JSON payload must parse (issue 34, A4): the 422 gives the byte offset, real and dry
+// run, and nothing changes; payload_is_json: false stores it; a non-JSON original takes any text;
+// an unknown id is a 404 first.
+BOOST_AUTO_TEST_CASE(edited_payload_must_parse) {
+  HttpClient c(shared_dlqd().port());
+  const std::string q = fresh_queue("edits");
+  auto id = dead_message(c, q, R"({"to": "x@example.com"})");
+  const std::string broken = R"({"to": "x@example.com", oops)";
+  const auto history_before = c.get(message_path(q, id, "attempts")).json().at("count").as_int64();
+  const auto audit_before = c.get("/audit?action=payload_edit&queue=" + q).json().at("count").as_int64();
+  for (bool dry : {true, false}) {
+    auto res = c.post(message_path(q, id, "replay"), json::object{{"payload", broken}, {"dry_run", dry}});
+    BOOST_TEST(res.status == 422, "dry_run " << dry);
+    BOOST_TEST((error_fields(res) == std::vector<std::string>{"payload"}));
+    const auto body = res.json();  // a reference into a temporary would dangle
+    const auto& e = body.at("errors").at(0);
+    BOOST_TEST(str(e, "code") == "invalid_json");
+    BOOST_TEST(str(e, "message").starts_with("payload is not valid JSON at byte 24: "), str(e, "message"));
+  }
+  BOOST_TEST(str(c.get(message_path(q, id)).json(), "status") == "dead");
+  BOOST_TEST(c.get(message_path(q, id, "attempts")).json().at("count").as_int64() == history_before);
+  BOOST_TEST(c.get("/audit?action=payload_edit&queue=" + q).json().at("count").as_int64() == audit_before);
+  // An unknown id: its 404 comes first.
+  auto unknown = c.post(message_path(q, 999999999, "replay"), json::object{{"payload", broken}});
+  BOOST_TEST(unknown.status == 404);
+  BOOST_TEST(c.post(message_path(q, id, "replay"),
+                    json::object{{"payload", broken}, {"payload_is_json", "no"}}).status == 422);
+  auto stored = c.post(message_path(q, id, "replay"),
+                       json::object{{"payload", broken}, {"payload_is_json", false}});
+  BOOST_TEST(stored.status == 200);
+  BOOST_TEST(str(stored.json(), "status") == "pending");
+
+  const std::string q2 = fresh_queue("edits");
+  auto plain = dead_message(c, q2, "not json at all");
+  auto fixed = c.post(message_path(q2, plain, "replay"), json::object{{"payload", "fixed"}});
+  BOOST_TEST(fixed.status == 200);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
