@@ -20,7 +20,8 @@ export async function renderDeadLetters(main, ctx) {
   if (key !== selectionKey) { selection.clear(); selectionKey = key; }
 
   main.append(h('div', { class: 'page-head' }, h('h1', null, 'Dead letters')));
-  main.append(filterForm(filter, limit));
+  const { form, typed } = filterForm(filter, limit);
+  main.append(form);
   const bar = h('div', { class: 'actions-bar', id: 'selection-bar', role: 'region', 'aria-label': 'Batch actions' });
   const listBox = h('div', { id: 'dlq-list' }, h('p', { class: 'muted' }, 'Loading…'));
   main.append(bar, listBox);
@@ -28,7 +29,7 @@ export async function renderDeadLetters(main, ctx) {
   const queuesPromise = api('GET', '/queues').catch(() => null);
   const page = await api('GET', '/dlq', { query: { ...filter, limit, after_id: after } });
   if (!ctx.isCurrent()) return;
-  const rerenderBar = () => renderBar(bar, filter, page);
+  const rerenderBar = () => renderBar(bar, filter, page, typed);
   listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar }), deadLetterPager('/dlq', p, page));
   rerenderBar();
   const queues = await queuesPromise;
@@ -53,14 +54,24 @@ function filterForm(filter, limit) {
     h('div', { class: 'field buttons' },
       h('button', { type: 'submit', class: 'primary', id: 'f-apply' }, 'Apply filters'),
       h('button', { type: 'button', id: 'f-reset', onclick: () => navigate('/dlq', {}) }, 'Reset')));
+  const params = () => ({
+    queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
+    since: localToIso(since.value), until: localToIso(until.value), limit: lim.value === '20' ? '' : lim.value,
+  });
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    navigate('/dlq', {
-      queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
-      since: localToIso(since.value), until: localToIso(until.value), limit: lim.value === '20' ? '' : lim.value,
-    });
+    navigate('/dlq', params());
   });
-  return form;
+  // What the form says now, applied first when it differs from the list shown: "all matching"
+  // must act on what the operator sees typed, not on the last filter applied.
+  const typed = () => {
+    const now = params();
+    const wanted = {};
+    for (const k of FILTER_KEYS) if (now[k]) wanted[k] = now[k];
+    if (JSON.stringify(wanted) !== JSON.stringify(filter)) navigate('/dlq', now);
+    return wanted;
+  };
+  return { form, typed };
 }
 
 /** The dead letters as rows; with onSelect, a checkbox per row and one for the page feed `selection`. */
@@ -127,12 +138,24 @@ export function deadLetterPager(path, p, page) {
     h('span', { id: 'page-info', class: 'muted' }, `Page ${back.length + 1} · ${page.count} shown`), next);
 }
 
-function renderBar(bar, filter, page) {
+/** "queue = emails, job type = send_email", or '' for no filter. */
+function describeFilter(filter) {
+  return Object.entries(filter).map(([k, v]) => `${k.replace('_', ' ')} = ${v}`).join(', ');
+}
+
+function renderBar(bar, filter, page, typed) {
   const n = selection.size;
   const ids = [...selection.keys()].sort((a, b) => a - b);
-  const described = Object.entries(filter).map(([k, v]) => `${k.replace('_', ' ')} = ${v}`).join(', ');
   const refresh = () => navigate('/dlq', Object.fromEntries(new URLSearchParams(window.location.hash.split('?')[1] || '').entries()));
   const done = () => { selection.clear(); refresh(); };
+  const matching = (dialog, verb) => () => {
+    const wanted = typed();
+    if (!wanted) return;
+    const described = describeFilter(wanted);
+    dialog({ filter: wanted, onDone: done,
+      title: described ? `${verb} dead letters where ${described}` : `${verb} every dead letter in every queue`,
+      describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue' });
+  };
   bar.replaceChildren();
   append(bar, [
     h('span', { id: 'selection-count', 'aria-live': 'polite' }, n ? `${n} selected` : 'None selected'),
@@ -143,7 +166,7 @@ function renderBar(bar, filter, page) {
     n ? h('button', { type: 'button', class: 'link', id: 'clear-selection', onclick: () => { selection.clear(); refresh(); } }, 'Clear selection') : null,
     h('span', { class: 'sep', 'aria-hidden': 'true' }),
     h('button', { type: 'button', id: 'replay-matching', disabled: !page.messages.length,
-      onclick: () => batchReplayDialog({ filter, describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue', onDone: done }) }, 'Replay all matching…'),
+      onclick: matching(batchReplayDialog, 'Replay') }, 'Replay all matching…'),
     h('button', { type: 'button', id: 'dismiss-matching', disabled: !page.messages.length,
-      onclick: () => batchDismissDialog({ filter, describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue', onDone: done }) }, 'Dismiss all matching…')]);
+      onclick: matching(batchDismissDialog, 'Dismiss') }, 'Dismiss all matching…')]);
 }

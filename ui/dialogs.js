@@ -73,8 +73,8 @@ async function previewStep(kind, filter, dlg, body) {
 }
 
 /** Batch replay: preview, then a confirmation naming the job types, then the run's page. */
-export function batchReplayDialog({ filter, describe }) {
-  const { dlg, body } = openDialog('batch-replay-dialog', 'Replay dead letters');
+export function batchReplayDialog({ filter, describe, title }) {
+  const { dlg, body } = openDialog('batch-replay-dialog', title || 'Replay dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', null, 'Replaying ', revealed(describe), '.'), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
     const pv = await previewStep('replay', filter, dlg, body);
@@ -137,8 +137,8 @@ export function batchReplayDialog({ filter, describe }) {
 }
 
 /** Batch dismiss: preview, reason, confirm. */
-export function batchDismissDialog({ filter, describe, onDone }) {
-  const { dlg, body } = openDialog('batch-dismiss-dialog', 'Dismiss dead letters');
+export function batchDismissDialog({ filter, describe, onDone, title }) {
+  const { dlg, body } = openDialog('batch-dismiss-dialog', title || 'Dismiss dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
     const pv = await previewStep('dismiss', filter, dlg, body);

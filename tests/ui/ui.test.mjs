@@ -83,6 +83,7 @@ page.setDefaultTimeout(10000);
 
 const offLoopback = [];
 const requests = [];
+const posts = []; // {url, body} of every POST the page sent
 const consoleErrors = [];
 const pageErrors = [];
 const uiResponses = new Map();
@@ -92,6 +93,7 @@ await page.setRequestInterception(true);
 page.on('request', (req) => {
   const url = req.url();
   requests.push(`${req.method()} ${url.startsWith('data:') ? 'data:…' : url}`);
+  if (req.method() === 'POST') posts.push({ url, body: req.postData() || '' });
   if (url.startsWith('data:') || (url.startsWith('http:') && new URL(url).origin === ORIGIN)) {
     req.continue();
   } else {
@@ -170,6 +172,8 @@ async function incidentRows() {
     alt: r.querySelector('svg.spark').getAttribute('aria-label') })));
 }
 const fingerprints = async () => (await incidentRows()).map((r) => r.fingerprint);
+/** The bodies of the POSTs to path (e.g. '/dlq/replay') sent since posts[from]. */
+const postedTo = (path, from = 0) => posts.slice(from).filter((p) => new URL(p.url).pathname === path).map((p) => JSON.parse(p.body));
 /** A GET that may fail: its status and body. */
 async function probe(path) {
   const res = await fetch(BASE + path, { headers: { Authorization: `Bearer ${ADMIN}` }, signal: AbortSignal.timeout(10000) });
@@ -724,6 +728,19 @@ try {
     eq(await text('#main h1'), 'Page not found', 'on a fresh load');
     await go('#/dlq');
     await page.waitForSelector('#dlq-table');
+  });
+
+  await step('"Replay all matching…" applies the filter typed, and its title names it', async () => {
+    await go('#/dlq');
+    await page.waitForSelector('#dlq-table');
+    await typeInto('#f-queue', 'thumbnails'); // typed, not applied
+    const from = posts.length;
+    await page.click('#replay-matching');
+    await page.waitForSelector('#batch-replay-dialog #preview-matched');
+    eq(postedTo('/dlq/replay', from), [{ filter: { queue: 'thumbnails' }, dry_run: true }], 'the preview request');
+    eq(await text('#batch-replay-dialog-title'), 'Replay dead letters where queue = thumbnails', 'the dialog\'s title');
+    eq(await page.evaluate(() => window.location.hash), '#/dlq?queue=thumbnails', 'the form was applied');
+    await page.keyboard.press('Escape');
   });
 
   // ---- roles and tokens ------------------------------------------------------------------------------
