@@ -30,7 +30,9 @@ export async function renderDeadLetters(main, ctx) {
   const page = await api('GET', '/dlq', { query: { ...filter, limit, after_id: after } });
   if (!ctx.isCurrent()) return;
   const rerenderBar = () => renderBar(bar, filter, page, typed);
-  listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar }), deadLetterPager('/dlq', p, page));
+  const empty = page.messages.length || after || !filter.queue ? undefined : await unusedQueueText(filter.queue);
+  if (!ctx.isCurrent()) return;
+  listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar, empty }), deadLetterPager('/dlq', p, page));
   rerenderBar();
   const queues = await queuesPromise;
   if (queues && ctx.isCurrent()) {
@@ -74,8 +76,23 @@ function filterForm(filter, limit) {
   return { form, typed };
 }
 
+// The sentence for an empty list of a queue that never held a message: every valid name is a
+// queue to the server, so a typo ("emial") would otherwise read as "nothing is dead".
+async function unusedQueueText(queue) {
+  let stats;
+  try {
+    stats = await api('GET', `/queues/${encodeURIComponent(queue)}/stats`);
+  } catch {
+    return undefined;
+  }
+  const counts = ['ready', 'scheduled', 'processing', 'succeeded', 'dead', 'dismissed'].map((k) => stats[k]);
+  if (counts.some((n) => n !== 0)) return undefined;
+  return ['No message has ever been in queue "', bdi(queue), '" (or every one was purged): check the name.'];
+}
+
 /** The dead letters as rows; with onSelect, a checkbox per row and one for the page feed `selection`. */
-export function deadLetterTable(messages, { onSelect, empty = 'No dead letters match these filters.' } = {}) {
+export function deadLetterTable(messages, { onSelect, empty } = {}) {
+  if (empty === undefined) empty = 'No dead letters match these filters.';
   if (!messages.length) return h('p', { class: 'empty', id: 'dlq-empty' }, empty);
   const all = onSelect ? h('input', { type: 'checkbox', id: 'select-page', 'aria-label': 'Select every message on this page' }) : null;
   const boxes = [];

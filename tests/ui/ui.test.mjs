@@ -743,6 +743,13 @@ try {
     await page.keyboard.press('Escape');
   });
 
+  await step('an empty list of a queue that never held a message says to check the name', async () => {
+    await go('#/dlq?queue=emial');
+    eq(await text('#dlq-empty'), 'No message has ever been in queue "emial" (or every one was purged): check the name.', 'queue=emial');
+    await go('#/dlq?queue=emails&job_type=no_such_job');
+    eq(await text('#dlq-empty'), 'No dead letters match these filters.', 'a queue that has messages');
+  });
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: replay is refused with the 403 explanation', async () => {
     await setToken(READER);
