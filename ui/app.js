@@ -103,11 +103,20 @@ async function render() {
     main.append(problemBox(err));
     if (explain(err).focusToken) document.getElementById('token-input').focus();
   }
+  if (gen === generation) sayUtcOnce();
   if (gen === generation) main.dataset.ready = String(gen);
   if (gen === generation && !samePage) {
     const h1 = main.querySelector('h1');
     if (h1 && document.activeElement?.id !== 'token-input') { h1.setAttribute('tabindex', '-1'); h1.focus({ preventScroll: true }); }
   }
+}
+
+// Tables show times in UTC without repeating it in every cell; the page says it once.
+function sayUtcOnce() {
+  if (!main.querySelector('time') || main.querySelector('#tz-note')) return;
+  const note = h('p', { class: 'tz-note muted', id: 'tz-note' }, 'Times are in UTC; point at one to see your local time.');
+  const head = main.querySelector('.page-head') || main.querySelector('h1');
+  if (head) head.after(note); else main.prepend(note);
 }
 
 export function setTitle(t) { document.title = `${t} — dlq admin`; }

@@ -1,5 +1,5 @@
 // The audit log: filters, keyset paging, newest first.
-import { h, field, select, timeEl, localToIso, isoToLocal } from './dom.js';
+import { h, field, select, timeEl, timeField, readTimes } from './dom.js';
 import { api } from './api.js';
 import { setTitle, navigate } from './app.js';
 import { filterText } from './replays.js';
@@ -19,16 +19,18 @@ export async function renderAudit(main, ctx) {
   const action = select('action', [['', 'Any'], ...ACTIONS.map((a) => [a, a])], filter.action, { id: 'a-action' });
   const actor = h('input', { name: 'actor', id: 'a-actor', value: filter.actor || '', autocomplete: 'off' });
   const queue = h('input', { name: 'queue', id: 'a-queue', value: filter.queue || '', autocomplete: 'off' });
-  const since = h('input', { type: 'datetime-local', id: 'a-since', value: isoToLocal(filter.since) });
-  const until = h('input', { type: 'datetime-local', id: 'a-until', value: isoToLocal(filter.until) });
+  const since = timeField('Since', 'since', 'a-since', filter.since);
+  const until = timeField('Until', 'until', 'a-until', filter.until);
   const form = h('form', { class: 'filters', id: 'audit-filters', role: 'search', 'aria-label': 'Filter the audit log' },
     field('Action', action), field('Actor (token name)', actor), field('Queue', queue),
-    field('Since', since, 'local time'), field('Until', until, 'local time'),
+    since.field, until.field,
     h('div', { class: 'field buttons' }, h('button', { type: 'submit', class: 'primary', id: 'a-apply' }, 'Apply filters'),
       h('button', { type: 'button', onclick: () => navigate('/audit', {}) }, 'Reset')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    navigate('/audit', { action: action.value, actor: actor.value.trim(), queue: queue.value.trim(), since: localToIso(since.value), until: localToIso(until.value) });
+    const times = readTimes([since.input, until.input]);
+    if (!times) return;
+    navigate('/audit', { action: action.value, actor: actor.value.trim(), queue: queue.value.trim(), since: times[0], until: times[1] });
   });
   main.append(form);
 

@@ -1,5 +1,5 @@
 // The dead-letter list: filters, keyset paging, multi-select feeding batch replay and dismiss.
-import { h, append, field, select, timeEl, badge, truncate, localToIso, isoToLocal, bdi } from './dom.js';
+import { h, append, field, select, timeEl, badge, truncate, timeField, readTimes, bdi } from './dom.js';
 import { api } from './api.js';
 import { setTitle, navigate } from './app.js';
 import { batchReplayDialog, batchDismissDialog, ERROR_CLASSES, DEAD_REASONS } from './dialogs.js';
@@ -46,28 +46,33 @@ function filterForm(filter, limit) {
   const jtIn = h('input', { name: 'job_type', value: filter.job_type || '', autocomplete: 'off', spellcheck: 'false', id: 'f-job-type' });
   const ecSel = select('error_class', [['', 'Any'], ...ERROR_CLASSES.map((c) => [c, c])], filter.error_class, { id: 'f-error-class' });
   const drSel = select('dead_reason', [['', 'Any'], ...DEAD_REASONS.map((c) => [c, c])], filter.dead_reason, { id: 'f-dead-reason' });
-  const since = h('input', { type: 'datetime-local', name: 'since', value: isoToLocal(filter.since), id: 'f-since' });
-  const until = h('input', { type: 'datetime-local', name: 'until', value: isoToLocal(filter.until), id: 'f-until' });
+  const since = timeField('Dead since', 'since', 'f-since', filter.since);
+  const until = timeField('Dead until', 'until', 'f-until', filter.until);
   const lim = select('limit', [['20', '20'], ['50', '50'], ['100', '100']], limit, { id: 'f-limit' });
   const form = h('form', { class: 'filters', id: 'dlq-filters', role: 'search', 'aria-label': 'Filter dead letters' },
     field('Queue', qIn), h('datalist', { id: 'queue-options' }),
     field('Job type', jtIn), field('Error class', ecSel), field('Dead reason', drSel),
-    field('Dead since', since, 'local time'), field('Dead until', until, 'local time'), field('Per page', lim),
+    since.field, until.field, field('Per page', lim),
     h('div', { class: 'field buttons' },
       h('button', { type: 'submit', class: 'primary', id: 'f-apply' }, 'Apply filters'),
       h('button', { type: 'button', id: 'f-reset', onclick: () => navigate('/dlq', {}) }, 'Reset')));
-  const params = () => ({
-    queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
-    since: localToIso(since.value), until: localToIso(until.value), limit: lim.value === '20' ? '' : lim.value,
-  });
+  // null when a time is not one: its error is shown and nothing is sent.
+  const params = () => {
+    const times = readTimes([since.input, until.input]);
+    if (!times) return null;
+    return { queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
+      since: times[0], until: times[1], limit: lim.value === '20' ? '' : lim.value };
+  };
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    navigate('/dlq', params());
+    const wanted = params();
+    if (wanted) navigate('/dlq', wanted);
   });
   // What the form says now, applied first when it differs from the list shown: "all matching"
   // must act on what the operator sees typed, not on the last filter applied.
   const typed = () => {
     const now = params();
+    if (!now) return null;
     const wanted = {};
     for (const k of FILTER_KEYS) if (now[k]) wanted[k] = now[k];
     if (JSON.stringify(wanted) !== JSON.stringify(filter)) navigate('/dlq', now);

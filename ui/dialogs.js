@@ -102,7 +102,7 @@ export function batchReplayDialog({ filter, describe, title }) {
         field('Start after (seconds)', delay, '0 starts at once'),
         field('Rate (messages per second)', rate, '0.1 – 1000; capped per job type by the server')),
       h('div', { class: 'check' }, keepOrder, h('label', { for: 'br-keep-order' }, 'Keep the original order (oldest dead first)')),
-      h('p', { class: 'muted' }, 'Preview valid until ', timeEl(pv.expires_at), '.'),
+      h('p', { class: 'muted' }, 'Preview valid until ', timeEl(pv.expires_at, { utc: true }), '.'),
       err,
       actionRow(submit, h('button', { type: 'button', id: 'br-cancel', onclick: () => dlg.close() }, 'Cancel')));
     form.addEventListener('submit', async (ev) => {
@@ -316,7 +316,7 @@ export function unmuteDialog(incident, onDone) {
   const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'unmute-confirm' }, 'Un-mute');
   const form = h('form', { class: 'dialog-form', id: 'unmute-form', novalidate: true },
-    h('p', null, 'Muted until ', timeEl(incident.muted_until), incident.mute_reason ? ['. Reason: ', revealed(incident.mute_reason)] : null, '.'),
+    h('p', null, 'Muted until ', timeEl(incident.muted_until, { utc: true }), incident.mute_reason ? ['. Reason: ', revealed(incident.mute_reason)] : null, '.'),
     h('p', null, 'Un-muting lets dlqd send this incident\'s alerts again from now on.'),
     err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
   form.addEventListener('submit', async (ev) => {

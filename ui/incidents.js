@@ -1,7 +1,7 @@
 // The Incidents page, where the UI opens: dead letters grouped by cause (one incident per
 // fingerprint) with a 48-hour sparkline each; one incident's page with its dead letters and
 // Replay…, Dismiss… and Mute… for all of them.
-import { h, svg, field, select, timeEl, badge, fmtAge, localToIso, isoToLocal, bdi, dl } from './dom.js';
+import { h, svg, field, select, timeEl, badge, fmtAge, timeField, readTimes, bdi, dl } from './dom.js';
 import { api, ApiError } from './api.js';
 import { setTitle, navigate } from './app.js';
 import { batchReplayDialog, batchDismissDialog, muteDialog, unmuteDialog, ERROR_CLASSES } from './dialogs.js';
@@ -51,8 +51,8 @@ function filterForm(filter, sort, limit) {
   const qIn = h('input', { name: 'queue', value: filter.queue || '', list: 'incident-queue-options', autocomplete: 'off', spellcheck: 'false', id: 'i-queue' });
   const jtIn = h('input', { name: 'job_type', value: filter.job_type || '', autocomplete: 'off', spellcheck: 'false', id: 'i-job-type' });
   const ecSel = select('error_class', [['', 'Any'], ...ERROR_CLASSES.map((c) => [c, c])], filter.error_class, { id: 'i-error-class' });
-  const since = h('input', { type: 'datetime-local', name: 'since', value: isoToLocal(filter.since), id: 'i-since' });
-  const until = h('input', { type: 'datetime-local', name: 'until', value: isoToLocal(filter.until), id: 'i-until' });
+  const since = timeField('Dead since', 'since', 'i-since', filter.since);
+  const until = timeField('Dead until', 'until', 'i-until', filter.until);
   const sortSel = select('sort', SORTS, sort, { id: 'i-sort' });
   // A page size from a bookmark that the menu does not offer is kept, and shown.
   const sizes = PAGE_SIZES.includes(limit) ? PAGE_SIZES : [...PAGE_SIZES, limit];
@@ -60,16 +60,18 @@ function filterForm(filter, sort, limit) {
   const form = h('form', { class: 'filters', id: 'incident-filters', role: 'search', 'aria-label': 'Filter incidents' },
     field('Queue', qIn), h('datalist', { id: 'incident-queue-options' }),
     field('Job type', jtIn), field('Error class', ecSel),
-    field('Dead since', since, 'local time'), field('Dead until', until, 'local time'),
+    since.field, until.field,
     field('Sort', sortSel), field('Per page', lim),
     h('div', { class: 'field buttons' },
       h('button', { type: 'submit', class: 'primary', id: 'i-apply' }, 'Apply'),
       h('button', { type: 'button', id: 'i-reset', onclick: () => navigate('/incidents', {}) }, 'Reset')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    const times = readTimes([since.input, until.input]);
+    if (!times) return;
     navigate('/incidents', {
       queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value,
-      since: localToIso(since.value), until: localToIso(until.value),
+      since: times[0], until: times[1],
       sort: sortSel.value === 'dead' ? '' : sortSel.value, limit: lim.value === '20' ? '' : lim.value,
     });
   });

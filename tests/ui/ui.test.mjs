@@ -750,6 +750,50 @@ try {
     eq(await text('#dlq-empty'), 'No dead letters match these filters.', 'a queue that has messages');
   });
 
+  await step('times: tables in UTC, said once, local time in the title; time filters take UTC text, RFC 3339 or an age', async () => {
+    await page.emulateTimezone('America/New_York');
+    try {
+      await go('#/dlq?queue=emails');
+      await page.waitForSelector('#dlq-table');
+      eq(await page.$$eval('#tz-note', (n) => n.map((e) => e.textContent)), ['Times are in UTC; point at one to see your local time.'], 'said once');
+      const [shown, iso, title] = await page.$eval('#dlq-table tbody time', (e) => [e.textContent, e.getAttribute('datetime'), e.title]);
+      eq(shown, new Date(iso).toISOString().slice(0, 19).replace('T', ' '), 'a dead-at time, in UTC');
+      check(/^Your local time: .* EST$/.test(title), `the local time in the title: ${title}`);
+      for (const sel of ['#f-since', '#f-until']) {
+        const fit = await page.$eval(sel, (input) => {
+          const c = document.createElement('canvas').getContext('2d');
+          const st = getComputedStyle(input);
+          c.font = `${st.fontSize} ${st.fontFamily}`;
+          return [input.type, c.measureText('2026-12-02 06:00:00').width, input.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight)];
+        });
+        check(fit[0] === 'text' && fit[1] <= fit[2], `${sel} holds 19 characters: ${JSON.stringify(fit)}`);
+      }
+      const since = () => page.evaluate(() => new URLSearchParams(window.location.hash.split('?')[1]).get('since'));
+      await typeInto('#f-since', '2026-12-02 06:00');
+      await rendered(() => page.click('#f-apply'));
+      eq(await since(), '2026-12-02T06:00:00.000Z', 'UTC text, whatever the browser\'s zone');
+      eq(await page.$eval('#f-since', (e) => e.value), '2026-12-02 06:00', 'shown as typed');
+      await typeInto('#f-since', '2026-12-02T01:00:00-05:00');
+      await rendered(() => page.click('#f-apply'));
+      eq(await since(), '2026-12-02T06:00:00.000Z', 'RFC 3339 with an offset');
+      const before = Date.now();
+      await typeInto('#f-since', '2h');
+      await rendered(() => page.click('#f-apply'));
+      const ago = before - Date.parse(await since());
+      check(ago > 2 * 3600e3 - 5e3 && ago < 2 * 3600e3 + 5e3, `2h is kept absolute in the URL (${await since()})`);
+      const hash = await page.evaluate(() => window.location.hash);
+      const sent = requests.length;
+      await typeInto('#f-until', 'yesterday');
+      await page.click('#f-apply');
+      await page.waitForSelector('#f-until-error');
+      check((await text('#f-until-error')).startsWith('"yesterday" is not a time.'), 'the error in words');
+      eq(await page.evaluate(() => window.location.hash), hash, 'nothing applied');
+      eq(requests.length, sent, 'nothing sent');
+    } finally {
+      await page.emulateTimezone();
+    }
+  });
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: replay is refused with the 403 explanation', async () => {
     await setToken(READER);
