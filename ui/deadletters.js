@@ -99,7 +99,8 @@ async function unusedQueueText(queue) {
 export function deadLetterTable(messages, { onSelect, empty } = {}) {
   if (empty === undefined) empty = 'No dead letters match these filters.';
   if (!messages.length) return h('p', { class: 'empty', id: 'dlq-empty' }, empty);
-  const all = onSelect ? h('input', { type: 'checkbox', id: 'select-page', 'aria-label': 'Select every message on this page' }) : null;
+  // Select-all sits above the table, not in its head: cards at phone width hide the head.
+  const all = onSelect ? h('input', { type: 'checkbox', id: 'select-page' }) : null;
   const boxes = [];
   const syncAll = () => {
     if (!all) return;
@@ -131,11 +132,13 @@ export function deadLetterTable(messages, { onSelect, empty } = {}) {
     h('td', { 'data-label': 'Dead at' }, timeEl(m.dead_at)),
     h('td', { 'data-label': 'Last error', class: 'err', title: m.last_error || '' }, truncate(m.last_error, 80))));
   syncAll();
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'dlq-table' },
+  const table = h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'dlq-table' },
     h('caption', { class: 'sr-only' }, 'Dead letters'),
-    h('thead', null, h('tr', null, all ? h('th', { scope: 'col', class: 'sel' }, all) : null,
+    h('thead', null, h('tr', null, all ? h('th', { scope: 'col', class: 'sel' }, h('span', { class: 'sr-only' }, 'Select')) : null,
       ['Id', 'Queue', 'Job type', 'Error class', 'Dead reason', 'Attempts', 'Dead at', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', null, rows)));
+  if (!all) return table;
+  return h('div', null, h('div', { class: 'check select-all' }, all, h('label', { for: 'select-page' }, 'Select all on this page')), table);
 }
 
 /** Next / Previous over `after_id` pages of `path`; the trail of earlier pages' `after` stays in the fragment. */

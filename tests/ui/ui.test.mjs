@@ -794,6 +794,38 @@ try {
     }
   });
 
+  await step('390 px: row checkboxes of 24 px and more, a visible "Select all on this page"; Replay selected… previews those ids', async () => {
+    await page.setViewport({ width: 390, height: 844, hasTouch: true, isMobile: true }); // reloads the page
+    await until('the reloaded page to render', async () => (await readyGen()) > 0);
+    try {
+      await go('#/dlq?queue=emails');
+      await page.waitForSelector('#dlq-table');
+      const ids = (await dlqRows()).map((r) => r.id);
+      eq(ids.length, 20, 'a page of emails');
+      const boxes = await page.$$eval('#dlq-table input.row-select', (bs) => bs.map((b) => { const r = b.getBoundingClientRect(); return [r.width, r.height]; }));
+      check(boxes.every(([w, hh]) => w >= 24 && hh >= 24), `row checkboxes: ${JSON.stringify(boxes.slice(0, 2))}`);
+      const all = await page.$eval('#select-page', (b) => { const r = b.getBoundingClientRect(); return [r.width, r.height, b.labels[0]?.textContent]; });
+      check(all[0] >= 24 && all[1] >= 24 && all[2] === 'Select all on this page', `select all: ${JSON.stringify(all)}`);
+      await page.tap(`#dlq-table tr[data-id="${ids[0]}"] input.row-select`);
+      await page.tap(`#dlq-table tr[data-id="${ids[1]}"] input.row-select`);
+      eq(await text('#selection-count'), '2 selected', 'two rows tapped');
+      await page.$eval('#selection-bar', (e) => e.scrollIntoView());
+      await shot('select-390', false);
+      await page.tap('#select-page');
+      eq(await text('#selection-count'), '20 selected', 'all of the page');
+      const from = posts.length;
+      await page.tap('#replay-selected');
+      await page.waitForSelector('#batch-replay-form');
+      eq(postedTo('/dlq/replay', from), [{ filter: { ids: [...ids].sort((a, b) => a - b) }, dry_run: true }], 'the preview of those ids');
+      await shot('select-390-preview', false);
+      await page.keyboard.press('Escape');
+      await rendered(() => page.click('#clear-selection'));
+    } finally {
+      await page.setViewport({ width: 1280, height: 800 });
+      await until('the reloaded page to render', async () => (await readyGen()) > 0);
+    }
+  });
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: replay is refused with the 403 explanation', async () => {
     await setToken(READER);
