@@ -24,6 +24,8 @@ const notice = document.getElementById('notice');
 let cleanup = null;
 let generation = 0;
 let lastPage = null;
+// The first render leaves the focus alone, so that "Skip to content" is the first Tab stop.
+let firstRender = true;
 
 /** A box that explains an error in words (used inline and in the page notice). */
 export function problemBox(err, extra) {
@@ -76,6 +78,8 @@ export function navigate(path, params) {
 
 async function render() {
   const gen = ++generation;
+  const focusHeading = !firstRender;
+  firstRender = false;
   if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
   const { path, params } = parseHash();
   const route = path === null ? undefined : routes.find((r) => r.re.test(path));
@@ -99,13 +103,15 @@ async function render() {
     await route.page(main, ctx);
   } catch (err) {
     if (gen !== generation) return;
+    // What was still loading will not come: the problem box says why.
+    for (const el of main.querySelectorAll('.loading')) el.remove();
     if (!main.querySelector('h1')) main.append(h('h1', { tabindex: '-1' }, 'Could not load this page'));
     main.append(problemBox(err));
     if (explain(err).focusToken) document.getElementById('token-input').focus();
   }
   if (gen === generation) sayUtcOnce();
   if (gen === generation) main.dataset.ready = String(gen);
-  if (gen === generation && !samePage) {
+  if (gen === generation && !samePage && focusHeading) {
     const h1 = main.querySelector('h1');
     if (h1 && document.activeElement?.id !== 'token-input') { h1.setAttribute('tabindex', '-1'); h1.focus({ preventScroll: true }); }
   }

@@ -47,13 +47,33 @@ export async function renderAudit(main, ctx) {
       h('td', { 'data-label': 'Queue' }, e.queue || '—'),
       h('td', { 'data-label': 'Messages' }, messagesCell(e)),
       h('td', { 'data-label': 'Reason', class: 'c-reason' }, e.reason || '—'),
-      h('td', { 'data-label': 'Details' }, h('details', null, h('summary', null, 'details'),
-        h('pre', { class: 'json' }, JSON.stringify({ filter: e.filter, details: e.details }, null, 2))))))))));
+      h('td', { 'data-label': 'Details', class: 'c-details' }, runLink(e), h('details', null, h('summary', null, 'details'),
+        h('pre', { class: 'json' }, JSON.stringify({ filter: e.filter, details: readable(e.details) }, null, 2))))))))));
   const params = Object.fromEntries(p.entries());
   main.append(h('nav', { class: 'pager', 'aria-label': 'Pages' },
     back.length || after ? h('a', { class: 'button', id: 'audit-newer', href: '#', onclick: (ev) => { ev.preventDefault(); const b = back.slice(); const to = b.pop(); navigate('/audit', { ...params, after: to && to !== '0' ? to : '', back: b.join(',') }); } }, '← Newer') : null,
     h('span', { class: 'muted' }, `Page ${back.length + 1} · ${page.count} shown`),
     page.next_after_id !== null ? h('a', { class: 'button', id: 'audit-older', href: '#', onclick: (ev) => { ev.preventDefault(); navigate('/audit', { ...params, after: page.next_after_id, back: [...back, after || '0'].join(',') }); } }, 'Older →') : null));
+}
+
+// Payloads in details are stored as text; one that is JSON is shown as JSON, not as an escaped string.
+function readable(details) {
+  if (!details || typeof details !== 'object') return details;
+  const out = { ...details };
+  for (const k of ['payload', 'previous_payload']) {
+    if (typeof out[k] !== 'string') continue;
+    try {
+      const v = JSON.parse(out[k]);
+      if (v !== null && typeof v === 'object') out[k] = v;
+    } catch { /* not JSON: kept as stored */ }
+  }
+  return out;
+}
+
+function runLink(e) {
+  const id = e.details && e.details.replay_id;
+  if (!Number.isInteger(id)) return null;
+  return h('p', { class: 'run-link' }, h('a', { href: `#/replays/${id}` }, `Run #${id}`));
 }
 
 function messagesCell(e) {

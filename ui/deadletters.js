@@ -23,7 +23,7 @@ export async function renderDeadLetters(main, ctx) {
   const { form, typed } = filterForm(filter, limit);
   main.append(form);
   const bar = h('div', { class: 'actions-bar', id: 'selection-bar', role: 'region', 'aria-label': 'Batch actions' });
-  const listBox = h('div', { id: 'dlq-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const listBox = h('div', { id: 'dlq-list' }, h('p', { class: 'muted loading' }, 'Loading…'));
   main.append(bar, listBox);
 
   const queuesPromise = api('GET', '/queues').catch(() => null);

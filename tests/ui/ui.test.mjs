@@ -826,6 +826,60 @@ try {
     }
   });
 
+  await step('on-call polish: no "Loading…" beside a problem, dark mode, readable chart and zero counts, overview refresh, audit details, skip link', async () => {
+    // A page that fails says why, and nothing beside it keeps loading.
+    await go('#/dlq?error_class=bogus');
+    await page.waitForSelector('#main .problem-422');
+    check(!(await text('#main')).includes('Loading'), `no "Loading…" beside the problem box: ${await text('#main')}`);
+    // On a fresh load the first Tab stop is "Skip to content"; after navigating, the heading has the focus.
+    await page.reload({ waitUntil: 'load' });
+    await until('the fresh page to render', async () => (await readyGen()) > 0);
+    await page.keyboard.press('Tab');
+    eq(await page.evaluate(() => document.activeElement.id), 'skip-link', 'the first Tab stop');
+    // Audit details: payloads as JSON, runs linked.
+    await go('#/audit?action=payload_edit');
+    await page.waitForSelector('#audit-table');
+    eq(await page.evaluate(() => document.activeElement.tagName), 'H1', 'the heading has the focus after navigating');
+    const json = await page.$eval('#audit-table tbody tr pre.json', (p) => p.textContent);
+    check(json.includes('"previous_payload": {') && json.includes('"api_key": "***"') && !json.includes('\\"'), `payloads as JSON: ${json}`);
+    check(await exists(`#audit-table tbody tr a[href="#/m/emails/${SEED.story.id}"]`), 'the message is linked');
+    await go('#/audit?action=batch_replay');
+    const runs = await page.$$eval('#audit-table tbody tr', (trs) => trs.map((t) => t.querySelector('.c-details a')?.getAttribute('href')));
+    check(runs.length > 0 && runs.every((href) => /^#\/replays\/\d+$/.test(href || '')), `batch runs linked: ${runs}`);
+    // The overview at 390 px, in both schemes; it refreshes in place every 5 s.
+    await page.setViewport({ width: 390, height: 844 });
+    try {
+      await go('#/queues');
+      await page.waitForSelector('#hourly-chart');
+      const gen = await readyGen();
+      await rest('POST', '/queues/ui-refresh/messages', { body: { payload: 'p' } });
+      const labelPx = await page.$$eval('#hourly-chart text.axis', (ts) => Math.min(...ts.map((t) => parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a)));
+      check(labelPx >= 11, `chart labels are ${labelPx.toFixed(1)} px`);
+      const contrast = () => page.$eval('#queues-table td.zero', (td) => {
+        const rgb = (c) => c.match(/[\d.]+/g).map(Number);
+        let el = td; let bg = 'rgba(0, 0, 0, 0)';
+        while (el && /rgba\(0, 0, 0, 0\)|transparent/.test(bg)) { bg = getComputedStyle(el).backgroundColor; el = el.parentElement; }
+        const lum = (c) => { const [r, g, b] = rgb(c).slice(0, 3).map((v) => { const x = v / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const [a, b] = [lum(getComputedStyle(td).color), lum(bg)].sort((x, y) => y - x);
+        return (a + 0.05) / (b + 0.05);
+      });
+      const light = await contrast();
+      check(light >= 4.5, `zero counts, light: ${light.toFixed(2)}:1`);
+      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+      const bodyLum = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      check(/^rgb\((\d+), (\d+), (\d+)\)$/.test(bodyLum) && bodyLum.match(/\d+/g).slice(0, 3).every((v) => Number(v) < 60), `dark background: ${bodyLum}`);
+      const dark = await contrast();
+      check(dark >= 4.5, `zero counts, dark: ${dark.toFixed(2)}:1`);
+      await shot('overview-dark-390', false);
+      await page.emulateMediaFeatures([]);
+      await until('the overview to refresh by itself', async () => exists('#queues-table tr[data-queue="ui-refresh"]'), 8000);
+      eq(await readyGen(), gen, 'refreshed in place, not navigated');
+    } finally {
+      await page.emulateMediaFeatures([]);
+      await page.setViewport({ width: 1280, height: 800 });
+    }
+  }, [/status of 422/]);
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: replay is refused with the 403 explanation', async () => {
     await setToken(READER);
