@@ -42,6 +42,7 @@ std::string_view to_string(Access a) {
     case Access::reader: return "reader";
     case Access::admin: return "admin";
     case Access::reader_unless_public_metrics: return "reader (open with auth.public_metrics)";
+    case Access::any_token: return "any_token";
   }
   return "unknown";
 }
@@ -92,16 +93,22 @@ AccessDecision AccessControl::check(Access needed, const std::string* authorizat
   if (needed == Access::reader_unless_public_metrics) {
     needed = public_metrics_ ? Access::open : Access::reader;
   }
-  if (table.empty() || needed == Access::open) return {Verdict::allowed, std::string(kAnonymous)};
+  if (table.empty()) return {Verdict::allowed, std::string(kAnonymous), {Role::admin}, false};
+  if (needed == Access::open) return {Verdict::allowed, std::string(kAnonymous), {}, true};
   std::optional<std::string_view> token;
   if (authorization) token = bearer_token(*authorization);
   const Principal* who = token ? table.find(*token) : nullptr;
-  if (!who) return {Verdict::unauthorized, std::string(kAnonymous)};
+  if (!who) return {Verdict::unauthorized, std::string(kAnonymous), {}, true};
+  std::vector<Role> roles;
+  for (Role r : {Role::producer, Role::worker, Role::reader, Role::admin}) {
+    if (std::find(who->roles.begin(), who->roles.end(), r) != who->roles.end()) roles.push_back(r);
+  }
+  if (needed == Access::any_token) return {Verdict::allowed, who->name, std::move(roles), true};
   Role role = needed == Access::producer ? Role::producer
               : needed == Access::worker ? Role::worker
               : needed == Access::reader ? Role::reader
                                          : Role::admin;
-  return {who->may(role) ? Verdict::allowed : Verdict::forbidden, who->name};
+  return {who->may(role) ? Verdict::allowed : Verdict::forbidden, who->name, std::move(roles), true};
 }
 
 }  // namespace dlq::core

@@ -18,8 +18,9 @@
 
 namespace dlq::core {
 
-// What a route needs: nothing, one role, or the reader role unless auth.public_metrics.
-enum class Access { open, producer, worker, reader, admin, reader_unless_public_metrics };
+// What a route needs: nothing, one role, the reader role unless auth.public_metrics, or any valid
+// token whatever its roles (GET /whoami: open without tokens, never 403).
+enum class Access { open, producer, worker, reader, admin, reader_unless_public_metrics, any_token };
 std::string_view to_string(Access a);
 
 // SHA-256 of `text` as 64 lowercase hex digits (model/token_hash.hpp; dlqctl shares it).
@@ -55,6 +56,10 @@ struct AccessDecision {
   Verdict verdict = Verdict::allowed;
   // The token's name, or "anonymous" when no token was needed or none is configured.
   std::string actor;
+  // The token's roles in Role's order, each once; without tokens every request is admin. None
+  // for an open route's caller when tokens are configured (its token is not looked at).
+  std::vector<Role> roles;
+  bool tokens_configured = false;
 };
 
 class AccessControl {

@@ -91,6 +91,7 @@ const std::vector<Row>& table() {
       {"POST", "/dlq/replays/{id}/cancel", admin, &DlqHandlers::cancel_run},
       {"GET", "/audit", admin, &AuditHandlers::audit},
       {"GET", "/metrics", reader_unless_public_metrics, &OpsHandlers::metrics},
+      {"GET", "/whoami", any_token, &OpsHandlers::whoami},
       {"GET", "/healthz", open, &OpsHandlers::healthz},
       {"GET", "/readyz", open, &OpsHandlers::readyz},
       {"GET", "/openapi.json", reader_unless_public_metrics, &OpsHandlers::openapi},
@@ -195,8 +196,12 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
   // Access comes after routing and before everything the handler checks (http-api.md 0).
   auto decision = access_.check(match.route->access, req.header("authorization"));
   if (decision.verdict == core::Verdict::unauthorized) {
+    // The detail says only what the sender knows: whether it sent a token (never why one was
+    // refused: removed, unknown or malformed).
     Response r = problem(pc, 401, "unauthorized", "Unauthorized",
-                         "this route needs an access token: Authorization: Bearer <token>",
+                         req.header("authorization")
+                             ? "the access token sent was not accepted"
+                             : "this route needs an access token: Authorization: Bearer <token>",
                          "missing or unknown access token");
     r.headers.emplace_back("WWW-Authenticate", R"(Bearer realm="dlq")");
     co_return r;
@@ -208,6 +213,8 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
                       "this token may not do that");
   }
   req.actor = std::move(decision.actor);
+  req.roles = std::move(decision.roles);
+  req.tokens_configured = decision.tokens_configured;
   try {
     co_return co_await match.route->handler(req, match);
   } catch (const DatabaseUnavailable& e) {

@@ -5,6 +5,7 @@
 
 #include "http/api_support.hpp"
 #include "http/message_stream.hpp"
+#include "model/json_text.hpp"
 
 namespace dlq::http {
 namespace json = boost::json;
@@ -57,7 +58,7 @@ class EntryStream final : public BodyStream {
       auto entry = co_await service_.audit_entry(ctx_, ids_[position_++]);
       if (!entry) continue;
       std::string out = written_++ > 0 ? "," : "";
-      out += json::serialize(entry_json(*entry));
+      append_json(out, entry_json(*entry));
       co_return out;
     }
     done_ = true;

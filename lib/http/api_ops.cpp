@@ -1,4 +1,5 @@
-// The operational routes: queue stats, metrics, health, readiness, the OpenAPI document, purge.
+// The operational routes: queue stats, metrics, health, readiness, the OpenAPI document, purge,
+// and who the caller is (GET /whoami).
 #include "http/api_ops.hpp"
 
 #include <boost/json.hpp>
@@ -102,6 +103,15 @@ OpsHandlers::R OpsHandlers::purge(const Request& req, const RouteMatch& m) {
   long long purged = co_await core::purge_queue(store_, service_, ctx, *queue, in.status,
                                                 in.before.value_or(ctx.now));
   co_return json_response(200, json::object{{"purged", purged}});
+}
+
+// The token table as of this request (a SIGHUP applies at once); never a token or a hash.
+OpsHandlers::R OpsHandlers::whoami(const Request& req, const RouteMatch&) {
+  json::array roles;
+  for (Role r : req.roles) roles.emplace_back(to_string(r));
+  co_return json_response(200, json::object{{"actor", req.actor},
+                                            {"roles", std::move(roles)},
+                                            {"tokens_configured", req.tokens_configured}});
 }
 
 OpsHandlers::R OpsHandlers::healthz(const Request&, const RouteMatch&) {

@@ -25,6 +25,7 @@ class OpsHandlers {
   R queue_stats(const Request& req, const RouteMatch& m);
   R metrics(const Request& req, const RouteMatch& m);
   R purge(const Request& req, const RouteMatch& m);
+  R whoami(const Request& req, const RouteMatch& m);
   R healthz(const Request& req, const RouteMatch& m);
   R readyz(const Request& req, const RouteMatch& m);
   R openapi(const Request& req, const RouteMatch& m);

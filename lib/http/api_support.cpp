@@ -1,6 +1,8 @@
 // Helpers shared by the API handlers: parameters, bodies, X-Now, answers.
 #include "http/api_support.hpp"
 
+#include "model/json_text.hpp"
+
 namespace dlq::http::support {
 namespace json = boost::json;
 
@@ -9,7 +11,7 @@ ProblemContext context(const Config& c, const Request& r) { return {c.problem_ba
 Response json_response(int status, const json::value& body) {
   Response r;
   r.status = status;
-  r.body = json::serialize(body);
+  r.body = json_text(body);  // fractions as plain decimals (0.5, not 5E-1)
   return r;
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/request_context.hpp"
 #include "core/requests.hpp"
+#include "model/role.hpp"
 
 namespace dlq::http {
 
@@ -29,6 +30,8 @@ struct Request {
   std::string request_id;
   ClientWatch* watch = nullptr;  // set by the session
   std::string actor;             // set once access is granted: the token's name or "anonymous"
+  std::vector<Role> roles;       // and the roles it holds (GET /whoami)
+  bool tokens_configured = false;
   // What the origin guard reads (http/origin_guard.hpp); nullopt when the field is absent.
   std::optional<std::string> host;
   std::optional<std::string> origin;

@@ -1,5 +1,8 @@
-// JSON string literals, escaped in one pass over the bytes.
+// JSON string literals, escaped in one pass over the bytes, and values with plain numbers.
 #include "model/json_text.hpp"
+
+#include <charconv>
+#include <cmath>
 
 namespace dlq {
 
@@ -28,6 +31,65 @@ void append_json_string(std::string& out, std::string_view s) {
   }
   out.append(s.data() + run, s.size() - run);
   out += '"';
+}
+
+void append_json(std::string& out, const boost::json::value& v) {
+  char buf[32];
+  switch (v.kind()) {
+    case boost::json::kind::null: out += "null"; return;
+    case boost::json::kind::bool_: out += v.get_bool() ? "true" : "false"; return;
+    case boost::json::kind::int64: {
+      auto end = std::to_chars(buf, buf + sizeof buf, v.get_int64()).ptr;
+      out.append(buf, end);
+      return;
+    }
+    case boost::json::kind::uint64: {
+      auto end = std::to_chars(buf, buf + sizeof buf, v.get_uint64()).ptr;
+      out.append(buf, end);
+      return;
+    }
+    case boost::json::kind::double_: {
+      double d = v.get_double();
+      if (!std::isfinite(d)) {
+        out += "null";
+        return;
+      }
+      auto end = std::to_chars(buf, buf + sizeof buf, d).ptr;  // shortest round trip
+      out.append(buf, end);
+      return;
+    }
+    case boost::json::kind::string: append_json_string(out, v.get_string()); return;
+    case boost::json::kind::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& e : v.get_array()) {
+        if (!first) out += ',';
+        first = false;
+        append_json(out, e);
+      }
+      out += ']';
+      return;
+    }
+    case boost::json::kind::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& kv : v.get_object()) {
+        if (!first) out += ',';
+        first = false;
+        append_json_string(out, kv.key());
+        out += ':';
+        append_json(out, kv.value());
+      }
+      out += '}';
+      return;
+    }
+  }
+}
+
+std::string json_text(const boost::json::value& v) {
+  std::string out;
+  append_json(out, v);
+  return out;
 }
 
 }  // namespace dlq

@@ -85,6 +85,8 @@ const RouteCase kRoutes[] = {
     {"GET", "/audit", "admin"},
     {"GET", "/metrics", "reader"},
     {"GET", "/openapi.json", "reader"},
+    {"GET", "/whoami", "any_token"},
+    {"DELETE", "/queues/acl/messages?status=dead", "admin"},
     {"GET", "/healthz", "open"},
     {"GET", "/readyz", "open"},
     {"GET", "/ui", "open"},
@@ -95,6 +97,7 @@ const RouteCase kRoutes[] = {
 bool may(const std::string& who, const std::string& needs) {
   if (needs == "open") return true;
   if (!kRoles.contains(who)) return false;
+  if (needs == "any_token") return true;
   for (const auto& r : kRoles.at(who)) {
     if (r == needs || r == "admin") return true;
   }
@@ -130,6 +133,11 @@ BOOST_AUTO_TEST_CASE(every_route_with_every_role_matches_the_matrix) {
         BOOST_TEST(res.status == 401, what << " -> " << res.status);
         BOOST_TEST(res.header("www-authenticate") == R"(Bearer realm="dlq")", what);
         BOOST_TEST(str(res.json(), "type") == "https://dlq.dev/problems/unauthorized", what);
+        // The detail says what the request carried, never why a token was refused.
+        BOOST_TEST(str(res.json(), "detail") ==
+                       (who == "none" ? "this route needs an access token: Authorization: Bearer <token>"
+                                      : "the access token sent was not accepted"),
+                   what);
       } else {
         BOOST_TEST(res.status == 403, what << " -> " << res.status);
         BOOST_TEST(str(res.json(), "type") == "https://dlq.dev/problems/forbidden", what);
@@ -215,6 +223,51 @@ BOOST_AUTO_TEST_CASE(sighup_reloads_tokens_and_a_bad_file_keeps_the_old_ones) {
   BOOST_TEST(logged);
   BOOST_TEST(c.get("/queues", bearer(kSecrets.at("admin"))).status == 200);
   BOOST_TEST(node.running());  // SIGHUP never ends the process
+}
+
+// GET /whoami: any valid token, whatever its roles (each once, in Role's order); the current
+// token table (a SIGHUP that removes the token makes it a 401); without tokens, anonymous admin.
+BOOST_AUTO_TEST_CASE(whoami_answers_each_token) {
+  DlqdProcess node{DlqdOptions(config_with_tokens({"admin", "reader", "pipeline"}))};
+  HttpClient c(node.port());
+  auto who = [&](const std::string& name) {
+    auto res = c.get("/whoami", bearer(kSecrets.at(name)));
+    BOOST_REQUIRE_EQUAL(res.status, 200);
+    return json::serialize(res.json());
+  };
+  BOOST_TEST(who("admin") == R"({"actor":"admin","roles":["admin"],"tokens_configured":true})");
+  BOOST_TEST(who("reader") == R"({"actor":"reader","roles":["reader"],"tokens_configured":true})");
+  BOOST_TEST(who("pipeline") ==
+             R"({"actor":"pipeline","roles":["producer","worker"],"tokens_configured":true})");
+  auto none = c.get("/whoami");
+  BOOST_TEST(none.status == 401);
+  BOOST_TEST(str(none.json(), "detail") ==
+             "this route needs an access token: Authorization: Bearer <token>");
+  auto wrong = c.get("/whoami", bearer("tok-nobody-0000000000"));
+  BOOST_TEST(wrong.status == 401);
+  BOOST_TEST(str(wrong.json(), "detail") == "the access token sent was not accepted");
+  for (const auto& name : {"admin", "reader", "pipeline"}) {
+    BOOST_TEST(c.get("/whoami", bearer(kSecrets.at(name))).body.find(kSecrets.at(name)) ==
+               std::string::npos);
+  }
+
+  node.rewrite_config(config_with_tokens({"admin"}));
+  node.signal(SIGHUP);
+  bool removed = false;
+  for (int i = 0; i < 200 && !removed; ++i) {
+    removed = c.get("/whoami", bearer(kSecrets.at("reader"))).status == 401;
+    if (!removed) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  BOOST_TEST(removed);
+  auto gone = c.get("/whoami", bearer(kSecrets.at("reader")));
+  BOOST_TEST(str(gone.json(), "detail") == "the access token sent was not accepted");
+
+  DlqdProcess open{DlqdOptions("{}")};
+  HttpClient o(open.port());
+  auto anonymous = o.get("/whoami");
+  BOOST_REQUIRE_EQUAL(anonymous.status, 200);
+  BOOST_TEST(json::serialize(anonymous.json()) ==
+             R"({"actor":"anonymous","roles":["admin"],"tokens_configured":false})");
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -308,6 +308,24 @@ BOOST_AUTO_TEST_CASE(pacing_holds_the_rate) {
   BOOST_TEST(took < 15.0, "took " << took << " s");
 }
 
+// Fractions are written as people write them (A5): 0.5 in the run, the list and the audit entry,
+// not Boost.JSON's 5E-1.
+BOOST_AUTO_TEST_CASE(fractions_are_plain_decimals) {
+  HttpClient c(shared_dlqd().port());
+  const std::string q = fresh_queue("half");
+  make_dead(c, q, 1);
+  json::object filter{{"queue", q}};
+  auto p = preview(c, filter);
+  auto res = confirm(c, filter, p, {{"rate_per_second", 0.5}, {"delay_seconds", 3600}});
+  BOOST_REQUIRE_EQUAL(res.status, 202);
+  auto id = std::to_string(res.json().at("replay_id").as_int64());
+  BOOST_TEST(c.get("/dlq/replays/" + id).body.find(R"("rate_per_second":0.5)") != std::string::npos);
+  BOOST_TEST(c.get("/audit?action=batch_replay&limit=5").body.find(R"("rate_per_second":0.5)") !=
+             std::string::npos);
+  BOOST_TEST(c.get("/dlq/replays/" + id).body.find("E-1") == std::string::npos);
+  BOOST_REQUIRE_EQUAL(c.post("/dlq/replays/" + id + "/cancel", json::object{}).status, 200);
+}
+
 BOOST_AUTO_TEST_CASE(a_message_that_dies_again_during_its_run_is_not_replayed_twice) {
   DlqdProcess node{DlqdOptions("{}")};
   HttpClient c(node.port());

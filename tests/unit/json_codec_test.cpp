@@ -76,4 +76,12 @@ BOOST_AUTO_TEST_CASE(message_text_has_the_contract_keys_in_order) {
   BOOST_TEST(empty == R"({"messages":[],"count":0})");
 }
 
+// Answers write fractions as plain decimals, everything else as Boost.JSON does.
+BOOST_AUTO_TEST_CASE(json_text_writes_plain_numbers) {
+  auto v = boost::json::parse(R"({"a":0.5,"b":10.0,"c":1e300,"d":"x\"\u0001y","e":[1,-2,true,null,18446744073709551615],"f":{}})");
+  BOOST_TEST(dlq::json_text(v) ==
+             R"({"a":0.5,"b":10,"c":1e+300,"d":"x\"\u0001y","e":[1,-2,true,null,18446744073709551615],"f":{}})");
+  BOOST_TEST(dlq::json_text(boost::json::value(0.1 + 0.2)) == "0.30000000000000004");
+}
+
 BOOST_AUTO_TEST_SUITE_END()

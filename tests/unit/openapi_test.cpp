@@ -25,6 +25,7 @@ std::string access_name(Access a) {
     case Access::reader: return "reader";
     case Access::admin: return "admin";
     case Access::reader_unless_public_metrics: return "reader_unless_public_metrics";
+    case Access::any_token: return "any_token";
   }
   return "unknown";
 }
@@ -100,6 +101,13 @@ BOOST_AUTO_TEST_CASE(security_and_problem_answers_follow_the_access) {
     std::string what = r.method + " " + r.pattern;
     if (r.access == Access::open) {
       BOOST_TEST(security.empty(), what << ": an open route needs no token");
+    } else if (r.access == Access::any_token) {
+      // Any valid token, or none without tokens ({}): a 401, never a 403.
+      BOOST_TEST(security.size() == 2u, what);
+      BOOST_TEST(security.at(0).as_object().contains("bearerAuth"), what);
+      BOOST_TEST(security.at(1).as_object().empty(), what);
+      BOOST_TEST(responses.contains("401"), what << " does not document 401");
+      BOOST_TEST(!responses.contains("403"), what << " documents a 403 it never answers");
     } else {
       // reader_unless_public_metrics: a token, or none with auth.public_metrics ({}).
       BOOST_TEST(!security.empty(), what);
