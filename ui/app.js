@@ -1,6 +1,6 @@
 // The dlq admin UI: a hash router over six pages; it opens on the incidents. No framework, no build step.
 import { h, clear, bdi } from './dom.js';
-import { getToken, setToken, explain } from './api.js';
+import { getToken, setToken, explain, loadIdentity, lacksAdmin } from './api.js';
 import { renderIncidents, renderIncident } from './incidents.js';
 import { renderOverview } from './overview.js';
 import { renderDeadLetters } from './deadletters.js';
@@ -125,34 +125,54 @@ function sayUtcOnce() {
   if (head) head.after(note); else main.prepend(note);
 }
 
+export const NEEDS_ADMIN = 'needs the admin role';
+
+/** Buttons this token's roles cannot use: disabled, saying why (title, and one note after them). */
+export function adminOnly(...buttons) {
+  if (!lacksAdmin()) return buttons;
+  for (const b of buttons) { b.disabled = true; b.title = NEEDS_ADMIN; b.classList.add('needs-role'); }
+  return [...buttons, h('span', { class: 'needs-role-note muted' }, NEEDS_ADMIN)];
+}
+
 export function setTitle(t) { document.title = `${t} — dlq admin`; }
 
-function refreshTokenState() {
+// The header says who the server takes this tab for (GET /whoami), never "Token set" after a 401.
+async function refreshTokenState() {
   const state = document.getElementById('token-state');
-  state.textContent = getToken() ? 'Token set for this tab.' : 'No token set.';
+  const { identity, state: how } = await loadIdentity();
+  let said;
+  if (how === 'ok' && !identity.tokens_configured) said = 'Open server: no tokens configured';
+  else if (how === 'ok') said = `Signed in as ${identity.actor} (${(identity.roles || []).join(', ') || 'no role'})`;
+  else if (how === 'not-accepted') said = 'Token not accepted';
+  else if (how === 'not-signed-in') said = 'Not signed in';
+  else said = getToken() ? 'Token set for this tab.' : 'No token set.';
+  state.textContent = said;
+  state.dataset.state = how;
+  const audit = document.querySelector('a[data-nav="audit"]');
+  if (lacksAdmin()) audit.setAttribute('title', `The audit log ${NEEDS_ADMIN}`); else audit.removeAttribute('title');
 }
 
 function initToken() {
   const form = document.getElementById('token-form');
   const input = document.getElementById('token-input');
   input.value = getToken();
-  form.addEventListener('submit', (ev) => {
+  form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     setToken(input.value.trim());
-    refreshTokenState();
+    await refreshTokenState();
     hideNotice();
     render();
   });
-  document.getElementById('token-forget').addEventListener('click', () => {
+  document.getElementById('token-forget').addEventListener('click', async () => {
     setToken('');
     input.value = '';
-    refreshTokenState();
+    await refreshTokenState();
     render();
   });
-  refreshTokenState();
+  return refreshTokenState();
 }
 
 document.getElementById('skip-link').addEventListener('click', (ev) => { ev.preventDefault(); main.focus(); });
 window.addEventListener('hashchange', render);
-initToken();
-render();
+// Pages are drawn once the roles are known, so that what the token cannot use is disabled at once.
+initToken().finally(render);

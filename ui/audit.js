@@ -1,7 +1,7 @@
 // The audit log: filters, keyset paging, newest first.
 import { h, field, select, timeEl, timeField, readTimes } from './dom.js';
-import { api } from './api.js';
-import { setTitle, navigate } from './app.js';
+import { api, lacksAdmin } from './api.js';
+import { setTitle, navigate, NEEDS_ADMIN } from './app.js';
 import { filterText } from './replays.js';
 
 const ACTIONS = ['replay', 'payload_edit', 'dismiss', 'batch_replay', 'batch_replay_pause', 'batch_replay_resume', 'batch_replay_cancel', 'purge', 'retention_purge', 'incident_mute'];
@@ -15,6 +15,10 @@ export async function renderAudit(main, ctx) {
   const after = p.get('after') || '';
   const back = (p.get('back') || '').split(',').filter(Boolean);
   main.append(h('div', { class: 'page-head' }, h('h1', null, 'Audit log')));
+  if (lacksAdmin()) {
+    main.append(h('p', { class: 'empty', id: 'audit-needs-role' }, `The audit log ${NEEDS_ADMIN}: this token can view queues and dead letters, not who did what. Use an admin token to read it.`));
+    return;
+  }
 
   const action = select('action', [['', 'Any'], ...ACTIONS.map((a) => [a, a])], filter.action, { id: 'a-action' });
   const actor = h('input', { name: 'actor', id: 'a-actor', value: filter.actor || '', autocomplete: 'off' });

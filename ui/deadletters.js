@@ -1,7 +1,7 @@
 // The dead-letter list: filters, keyset paging, multi-select feeding batch replay and dismiss.
 import { h, append, field, select, timeEl, badge, truncate, timeField, readTimes, bdi } from './dom.js';
 import { api } from './api.js';
-import { setTitle, navigate } from './app.js';
+import { setTitle, navigate, adminOnly } from './app.js';
 import { batchReplayDialog, batchDismissDialog, ERROR_CLASSES, DEAD_REASONS } from './dialogs.js';
 
 const FILTER_KEYS = ['queue', 'job_type', 'error_class', 'dead_reason', 'since', 'until'];
@@ -184,14 +184,14 @@ function renderBar(bar, filter, page, typed) {
   bar.replaceChildren();
   append(bar, [
     h('span', { id: 'selection-count', 'aria-live': 'polite' }, n ? `${n} selected` : 'None selected'),
-    h('button', { type: 'button', id: 'replay-selected', disabled: !n,
+    ...adminOnly(h('button', { type: 'button', id: 'replay-selected', disabled: !n,
       onclick: () => batchReplayDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Replay selected…'),
     h('button', { type: 'button', id: 'dismiss-selected', disabled: !n,
       onclick: () => batchDismissDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Dismiss selected…'),
-    n ? h('button', { type: 'button', class: 'link', id: 'clear-selection', onclick: () => { selection.clear(); refresh(); } }, 'Clear selection') : null,
-    h('span', { class: 'sep', 'aria-hidden': 'true' }),
     h('button', { type: 'button', id: 'replay-matching', disabled: !page.messages.length,
       onclick: matching(batchReplayDialog, 'Replay') }, 'Replay all matching…'),
     h('button', { type: 'button', id: 'dismiss-matching', disabled: !page.messages.length,
-      onclick: matching(batchDismissDialog, 'Dismiss') }, 'Dismiss all matching…')]);
+      onclick: matching(batchDismissDialog, 'Dismiss') }, 'Dismiss all matching…')),
+    h('span', { class: 'sep', 'aria-hidden': 'true' }),
+    n ? h('button', { type: 'button', class: 'link', id: 'clear-selection', onclick: () => { selection.clear(); refresh(); } }, 'Clear selection') : null]);
 }

@@ -3,7 +3,7 @@
 // Replay…, Dismiss… and Mute… for all of them.
 import { h, svg, field, select, timeEl, badge, fmtAge, timeField, readTimes, bdi, dl } from './dom.js';
 import { api, ApiError } from './api.js';
-import { setTitle, navigate } from './app.js';
+import { setTitle, navigate, adminOnly } from './app.js';
 import { batchReplayDialog, batchDismissDialog, muteDialog, unmuteDialog, ERROR_CLASSES } from './dialogs.js';
 import { deadLetterTable, deadLetterPager } from './deadletters.js';
 
@@ -215,12 +215,12 @@ export async function renderIncident(main, ctx) {
 
   main.append(h('div', { class: 'page-head' },
     h('h1', null, h('span', { class: 'sub' }, 'Incident '), bdi(i.title) || '(no title)', mutedNote(i)),
-    h('div', { class: 'head-actions' },
+    h('div', { class: 'head-actions' }, adminOnly(
       h('button', { type: 'button', class: 'primary', id: 'inc-replay', onclick: () => batchReplayDialog({ filter: { fingerprint: fp }, describe }) }, 'Replay…'),
       h('button', { type: 'button', id: 'inc-dismiss', onclick: () => batchDismissDialog({ filter: { fingerprint: fp }, describe, onDone: reload }) }, 'Dismiss…'),
       muted
         ? h('button', { type: 'button', id: 'inc-unmute', onclick: () => unmuteDialog(i, reload) }, 'Un-mute…')
-        : h('button', { type: 'button', id: 'inc-mute', onclick: () => muteDialog(i, reload) }, 'Mute…'))));
+        : h('button', { type: 'button', id: 'inc-mute', onclick: () => muteDialog(i, reload) }, 'Mute…')))));
 
   main.append(h('div', { class: 'cols' },
     h('section', { class: 'panel', 'aria-labelledby': 'inc-sum-h' }, h('h2', { id: 'inc-sum-h' }, 'Summary'),

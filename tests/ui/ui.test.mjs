@@ -242,13 +242,15 @@ try {
   await step('without a token the page explains 401; the token is entered with the keyboard', async () => {
     await page.goto(`${BASE}/ui/`, { waitUntil: 'load' });
     await page.waitForSelector('.problem-401');
-    check((await text('.problem-401')).includes('Not signed in'), '401 title');
+    check((await text('.problem-401')).includes('401 — Not signed in'), '401 title');
+    eq(await text('#token-state'), 'Not signed in', 'the header, before a token');
     check(await page.evaluate(() => document.activeElement.id === 'token-input'), 'the token field has the focus after a 401');
     await rendered(async () => {
       await page.keyboard.type(ADMIN);
       await page.keyboard.press('Enter');
     });
     await page.waitForSelector('#incidents-table');
+    eq(await text('#token-state'), 'Signed in as ui-admin (admin)', 'the header reads /whoami after Save');
     eq(await page.evaluate(() => sessionStorage.getItem('dlq.ui.token')), ADMIN, 'token in session storage');
     eq(await page.evaluate(() => localStorage.length), 0, 'nothing in local storage');
   }, [/status of 401/]);
@@ -881,46 +883,57 @@ try {
   }, [/status of 422/]);
 
   // ---- roles and tokens ------------------------------------------------------------------------------
-  await step('a reader token: replay is refused with the 403 explanation', async () => {
+  await step('a reader token: the header names it; what needs the admin role is disabled, saying so, and sends nothing', async () => {
     await setToken(READER);
+    eq(await text('#token-state'), 'Signed in as ui-reader (reader)', 'the header reads /whoami');
+    const from = posts.length;
+    const gated = (sels) => page.evaluate((ss) => ss.map((sel) => {
+      const b = document.querySelector(sel);
+      return b ? [sel, b.disabled, b.title] : [sel, 'missing'];
+    }), sels);
+    const allGated = (found, where) => {
+      for (const f of found) eq(f.slice(1), [true, 'needs the admin role'], `${where}: ${f[0]}`);
+    };
     await go(`#/m/webhooks/${SEED.hook.id}`);
-    await page.click('#msg-replay');
-    await page.waitForSelector('#replay-form');
-    await typeInto('#r-reason', 'reader tries');
-    await page.click('#r-confirm');
-    await page.waitForSelector('#replay-dialog .problem-403');
-    const t = await text('#replay-dialog .problem-403');
-    check(t.includes('403') && t.includes('admin role'), `403 explained: ${t}`);
-    await shot('forbidden-1280');
-    await page.keyboard.press('Escape');
-    eq((await rest('GET', `/queues/webhooks/messages/${SEED.hook.id}`)).status, 'dead', 'still dead');
-    await go('#/audit');
-    await page.waitForSelector('.problem-403');
-  }, [/status of 403/]);
-
-  await step('a reader token: Mute… is refused with the 403 explanation', async () => {
-    const fp = SEED.incidents.smtp;
-    await go(`#/incidents/${fp}`);
+    await page.waitForSelector('#timeline');
+    allGated(await gated(['#msg-replay', '#msg-dismiss']), 'message');
+    check((await text('.head-actions')).includes('needs the admin role'), 'the message page says why');
+    await page.click('#msg-replay').catch(() => {});
+    check(!(await exists('#replay-dialog')), 'no replay dialog');
+    await shot('reader-disabled-1280');
+    await go('#/dlq?queue=webhooks');
     await page.waitForSelector('#dlq-table');
-    await page.click('#inc-mute');
-    await page.waitForSelector('#mute-form');
-    await page.click('#mute-confirm');
-    await page.waitForSelector('#mute-dialog .problem-403');
-    const t = await text('#mute-dialog .problem-403');
-    check(t.includes('403') && t.includes('muting incidents') && t.includes('admin role'), `403 explained: ${t}`);
-    await shot('incident-mute-forbidden-1280');
-    await page.keyboard.press('Escape');
-    eq((await rest('GET', `/dlq/incidents/${fp}`)).muted_until, null, 'API: not muted');
-  }, [/status of 403/]);
+    await page.click(`#dlq-table tr[data-id="${SEED.hook.id}"] input.row-select`);
+    allGated(await gated(['#replay-selected', '#dismiss-selected', '#replay-matching', '#dismiss-matching']), 'batch');
+    await rendered(() => page.click('#clear-selection'));
+    await go(`#/incidents/${SEED.incidents.smtp}`);
+    await page.waitForSelector('#dlq-table');
+    allGated(await gated(['#inc-replay', '#inc-dismiss', '#inc-mute']), 'incident');
+    await page.click('#inc-mute').catch(() => {});
+    check(!(await exists('#mute-dialog')), 'no mute dialog');
+    await go(`#/replays/${runId}`);
+    await page.waitForSelector('#run-status');
+    allGated(await gated(['#run-pause', '#run-resume', '#run-cancel']), 'run');
+    await go('#/audit');
+    check((await text('#audit-needs-role')).startsWith('The audit log needs the admin role'), 'the audit log says why');
+    eq(posts.slice(from), [], 'no POST sent');
+    eq((await rest('GET', `/queues/webhooks/messages/${SEED.hook.id}`)).status, 'dead', 'still dead');
+    eq((await rest('GET', `/dlq/incidents/${SEED.incidents.smtp}`)).muted_until, null, 'API: not muted');
+  });
 
-  await step('a wrong token shows the 401 explanation', async () => {
+  await step('a wrong token: the header reads "Token not accepted", and the 401 box says so', async () => {
     await setToken('this-is-not-a-token');
+    eq(await text('#token-state'), 'Token not accepted', 'never "Token set" after a 401');
     await go('#/');
     await page.waitForSelector('.problem-401');
     const t = await text('.problem-401');
-    check(t.includes('401') && t.includes('Enter a valid API token'), `401 explained: ${t}`);
+    check(t.includes('401 — Token not accepted') && t.includes('Enter a valid API token'), `401 explained: ${t}`);
     check(await page.evaluate(() => document.activeElement.id === 'token-input'), 'the token field has the focus');
     await shot('unauthorized-1280');
+    await page.click('#token-forget');
+    await until('the header to say so', async () => (await text('#token-state')) === 'Not signed in');
+    await page.waitForSelector('.problem-401');
+    check((await text('.problem-401')).includes('401 — Not signed in'), 'no token: "Not signed in"');
   }, [/status of 401/]);
 
   // ---- a 400 px window ---------------------------------------------------------------------------------
@@ -1071,6 +1084,7 @@ try {
       // The UI itself, same-origin on the tokenless server, still works: it dismisses the message.
       await other.goto(`${OPEN}/ui/#/m/${q}/${id}`, { waitUntil: 'load' });
       await other.waitForSelector('#msg-dismiss:not([disabled])');
+      eq(await other.$eval('#token-state', (e) => e.textContent), 'Open server: no tokens configured', 'the header on the open server');
       await other.click('#msg-dismiss');
       await other.waitForSelector('#dismiss-form');
       await other.type('#d-reason', 'dismissed from the UI, no token');
