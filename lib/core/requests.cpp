@@ -229,6 +229,44 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
   out.limit = static_cast<int>(query_integer(query, "limit", "limit", 1, 100, errors).value_or(20));
   out.offset =
       static_cast<int>(query_integer(query, "offset", "offset", 0, 1000000, errors).value_or(0));
+  if (const std::string* order = query_value(query, "order")) {
+    if (*order == "asc" || *order == "desc") {
+      out.descending = *order == "desc";
+    } else {
+      errors.push_back({"order", "order must be asc or desc", "invalid"});
+    }
+  }
+  if (const std::string* job_type = query_value(query, "job_type")) {
+    if (job_type->empty()) {
+      errors.push_back({"job_type", "job_type must not be empty", "invalid"});
+    } else if (job_type->size() > 128) {
+      errors.push_back({"job_type", "job_type must be at most 128 bytes", "too_long"});
+    } else if (job_type->find('\0') != std::string::npos) {
+      errors.push_back({"job_type", "job_type must not contain NUL characters", "invalid"});
+    } else {
+      out.job_type = *job_type;
+    }
+  }
+  if (const std::string* error_class = query_value(query, "error_class")) {
+    if (auto c = parse_error_class(*error_class)) {
+      out.error_class = *c;
+    } else {
+      errors.push_back({"error_class",
+                        "error_class must be one of transient, throttled, timeout, not_found, "
+                        "invalid_input, auth, unknown",
+                        "invalid"});
+    }
+  }
+  if (const std::string* retrying = query_value(query, "retrying")) {
+    // Pending messages that failed or lost a lease before: with another status it matches none.
+    if (*retrying != "true" || (out.status && *out.status != Status::pending)) {
+      errors.push_back({"retrying", "retrying takes only true, and implies status=pending",
+                        "invalid"});
+    } else {
+      out.retrying = true;
+      out.status = Status::pending;
+    }
+  }
   return errors;
 }
 

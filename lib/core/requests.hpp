@@ -68,6 +68,9 @@ struct AckRequest {
 };
 FieldErrors decode_ack_items(const boost::json::object& body, AckRequest& out);
 
+// GET /queues/{q}/messages: status, limit (1..100, 20), offset, order (asc | desc), job_type
+// (≤ 128 bytes), error_class, retrying (true: pending messages that failed or lost a lease),
+// each problem a FieldError in that order.
 FieldErrors decode_list(const QueryParams& query, store::ListParams& out);
 
 // GET .../attempts: `limit` 1..kMaxHistoryPage (default kMaxHistoryPage), `after` (entries to

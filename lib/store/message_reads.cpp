@@ -165,14 +165,60 @@ std::vector<MessageId> ids_with(Connection& c, Prepared<S>& s, const ListParams&
   return out;
 }
 
+// A page with the filters or the order the kept statements do not cover, prepared for the call:
+// `select` is the column list, `row_into` registers the into elements.
+template <class RowInto>
+soci::statement filtered_page(Connection& c, const ListParams& p, const std::string& select,
+                              RowInto&& row_into, ListPage& b, std::string& job_type,
+                              std::string& error_class) {
+  std::string sql = "SELECT " + select + " FROM messages WHERE queue = :queue";
+  if (p.status) sql += " AND status = :status";
+  if (p.job_type) sql += " AND job_type = :job_type";
+  if (p.error_class) sql += " AND error_class = :error_class";
+  if (p.retrying) sql += " AND (retry_count >= 1 OR lease_expiries >= 1)";
+  sql += p.descending ? " ORDER BY created_at DESC, id DESC" : " ORDER BY created_at, id";
+  sql += " LIMIT :limit OFFSET :offset";
+  b.fill(p);
+  job_type = p.job_type.value_or("");
+  error_class = p.error_class ? std::string(to_string(*p.error_class)) : "";
+  return prepare_call(c, sql, [&](soci::statement& st) {
+    row_into(st);
+    st.exchange(use(b.queue, "queue"));
+    if (p.status) st.exchange(use(b.status, "status"));
+    if (p.job_type) st.exchange(use(job_type, "job_type"));
+    if (p.error_class) st.exchange(use(error_class, "error_class"));
+    st.exchange(use(b.limit, "limit"));
+    st.exchange(use(b.offset, "offset"));
+  });
+}
+
 }  // namespace
 
 std::vector<Message> MessageReads::list(const ListParams& p) {
+  if (!p.plain()) {
+    ListPage b;
+    MessageRow row;
+    std::string job_type, error_class;
+    soci::statement st = filtered_page(
+        c_, p, kColumns, [&](soci::statement& s) { row.exchange_into(s); }, b, job_type,
+        error_class);
+    return fetch_messages(c_, st, row);
+  }
   if (p.status) return list_with(c_, kept_->list_by_status, p);
   return list_with(c_, kept_->list_all, p);
 }
 
 std::vector<MessageId> MessageReads::list_ids(const ListParams& p) {
+  if (!p.plain()) {
+    ListPage b;
+    long long id = 0;
+    std::string job_type, error_class;
+    soci::statement st = filtered_page(
+        c_, p, "id", [&](soci::statement& s) { s.exchange(into(id)); }, b, job_type, error_class);
+    std::vector<MessageId> out;
+    for_each_row(c_, st, [&] { out.push_back(id); });
+    return out;
+  }
   if (p.status) return ids_with(c_, kept_->ids_by_status, p);
   return ids_with(c_, kept_->ids_all, p);
 }

@@ -52,6 +52,14 @@ struct ListParams {
   std::optional<Status> status;
   int limit = 20;
   int offset = 0;
+  // Issue 34 (A3): newest first, a job type, an error class, and pending messages that failed
+  // or lost a lease before (retry_count >= 1 or lease_expiries >= 1; status is then pending).
+  bool descending = false;
+  std::optional<std::string> job_type;
+  std::optional<ErrorClass> error_class;
+  bool retrying = false;
+
+  bool plain() const { return !descending && !job_type && !error_class && !retrying; }
 };
 
 struct ClaimParams {

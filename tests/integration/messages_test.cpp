@@ -227,4 +227,67 @@ BOOST_AUTO_TEST_CASE(show_returns_the_message_and_404s_otherwise) {
   BOOST_TEST(str(bad_queue.json(), "error") == "message not found");
 }
 
+// GET /queues/{q}/messages (issue 34, A3): the default order is Part A's; order=desc reverses it;
+// job_type, error_class and retrying filter; each bad value is a 422 naming it, in order; offset
+// paging under desc skips nothing.
+BOOST_AUTO_TEST_CASE(list_filters_and_order) {
+  HttpClient c(shared_dlqd().port());
+  const std::string q = fresh_queue("lists");
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 5; ++i) {
+    ids.push_back(enqueue(c, q, "m" + std::to_string(i), {{"job_type", i % 2 ? "y" : "x"}})
+                      .at("id").as_int64());
+  }
+  auto first = claim_one(c, q);
+  BOOST_REQUIRE_EQUAL(first.at("id").as_int64(), ids[0]);
+  BOOST_REQUIRE_EQUAL(c.post(message_path(q, ids[0], "fail"),
+                             json::object{{"error", "slow"}, {"error_class", "timeout"}})
+                          .status, 200);
+  auto listed = [&](const std::string& query) {
+    auto res = c.get("/queues/" + q + "/messages" + query);
+    BOOST_REQUIRE_EQUAL(res.status, 200);
+    auto body = res.json().as_object();
+    BOOST_TEST((keys_of(body) == std::vector<std::string>{"messages", "count"}));
+    std::vector<std::int64_t> out;
+    for (const auto& m : body.at("messages").as_array()) out.push_back(m.at("id").as_int64());
+    BOOST_TEST(body.at("count").as_int64() == static_cast<std::int64_t>(out.size()));
+    return out;
+  };
+  using V = std::vector<std::int64_t>;
+  const V reversed(ids.rbegin(), ids.rend());
+  BOOST_TEST(listed("") == ids);
+  BOOST_TEST(listed("?order=asc") == ids);
+  BOOST_TEST(listed("?order=desc") == reversed);
+  BOOST_TEST(listed("?job_type=x") == (V{ids[0], ids[2], ids[4]}));
+  BOOST_TEST(listed("?job_type=x&order=desc") == (V{ids[4], ids[2], ids[0]}));
+  BOOST_TEST(listed("?error_class=timeout") == (V{ids[0]}));
+  BOOST_TEST(listed("?retrying=true") == (V{ids[0]}));
+  BOOST_TEST(listed("?retrying=true&status=pending&job_type=y").empty());
+  BOOST_TEST(listed("?status=pending&order=desc") == reversed);
+  V paged;
+  for (int offset = 0; offset < 6; offset += 2) {
+    for (auto id : listed("?order=desc&limit=2&offset=" + std::to_string(offset))) paged.push_back(id);
+  }
+  BOOST_TEST(paged == reversed);
+
+  const std::pair<std::string, std::pair<const char*, const char*>> bad[] = {
+      {"order=newest", {"order", "invalid"}},
+      {"order=", {"order", "invalid"}},
+      {"job_type=", {"job_type", "invalid"}},
+      {"job_type=" + std::string(129, 'j'), {"job_type", "too_long"}},
+      {"error_class=nope", {"error_class", "invalid"}},
+      {"retrying=yes", {"retrying", "invalid"}},
+      {"retrying=true&status=processing", {"retrying", "invalid"}},
+  };
+  for (const auto& [query, want] : bad) {
+    auto res = c.get("/queues/" + q + "/messages?" + query);
+    BOOST_TEST(res.status == 422, query);
+    BOOST_TEST((error_fields(res) == std::vector<std::string>{want.first}), query);
+    BOOST_TEST(str(res.json().at("errors").at(0), "code") == want.second, query);
+  }
+  auto all = c.get("/queues/" + q + "/messages?retrying=x&error_class=x&job_type=&order=x&offset=-1&limit=0&status=x");
+  BOOST_TEST((error_fields(all) == std::vector<std::string>{"status", "limit", "offset", "order",
+                                                            "job_type", "error_class", "retrying"}));
+}
+
 BOOST_AUTO_TEST_SUITE_END()
