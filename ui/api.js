@@ -10,6 +10,29 @@ export function setToken(t) {
   } catch { /* storage disabled: the token lives until the page reloads */ }
 }
 
+// Who the token is, from GET /whoami: {actor, roles, tokens_configured}; null while unknown (an
+// older dlqd, no answer), when pages leave every decision to the server.
+let identity = null;
+// 'ok', 'not-signed-in' (401, no token sent), 'not-accepted' (401 to a token), 'unknown'.
+let identityState = 'unknown';
+
+/** Reads GET /whoami again (on load and after the token changes). */
+export async function loadIdentity() {
+  try {
+    identity = await api('GET', '/whoami');
+    identityState = 'ok';
+  } catch (err) {
+    identity = null;
+    identityState = err instanceof ApiError && err.status === 401 ? (err.sentToken ? 'not-accepted' : 'not-signed-in') : 'unknown';
+  }
+  return { identity, state: identityState };
+}
+
+/** True when the server said who this is and the roles lack admin: admin-only controls are then disabled. */
+export function lacksAdmin() {
+  return identity !== null && !(identity.roles || []).includes('admin');
+}
+
 export class ApiError extends Error {
   constructor(status, problem, path) {
     super(problem?.detail || problem?.error || `HTTP ${status}`);
@@ -53,7 +76,11 @@ export async function api(method, path, { query, body, timeoutMs = 15000 } = {})
   if (text) {
     try { data = JSON.parse(text); } catch { data = null; }
   }
-  if (!res.ok) throw new ApiError(res.status, data, path);
+  if (!res.ok) {
+    const err = new ApiError(res.status, data, path);
+    err.sentToken = Boolean(token);
+    throw err;
+  }
   return data;
 }
 
@@ -69,10 +96,15 @@ export function explain(err) {
   const detail = err.problem?.detail || err.problem?.error || '';
   const base = { detail, status: err.status, slug: err.slug };
   switch (err.status) {
-    case 401:
-      return { ...base, focusToken: true, title: '401 — Not signed in',
-        what: 'dlqd did not accept a token for this request: none was entered, or it is wrong, or it was removed from the server\'s auth.tokens.',
-        todo: 'Enter a valid API token in the "API token" field at the top of the page and press Save. Ask whoever runs dlqd for one (the server stores only its SHA-256, made with "dlqd hash-token").' };
+    case 401: {
+      const todo = 'Enter a valid API token in the "API token" field at the top of the page and press Save. Ask whoever runs dlqd for one (the server stores only its SHA-256, made with "dlqd hash-token").';
+      if (err.sentToken) {
+        return { ...base, focusToken: true, title: '401 — Token not accepted', todo,
+          what: 'dlqd did not accept the token this tab sent: it is mistyped, or it was removed from the server\'s auth.tokens.' };
+      }
+      return { ...base, focusToken: true, title: '401 — Not signed in', todo,
+        what: 'This needs an access token, and none is entered in this tab.' };
+    }
     case 403:
       return { ...base, title: '403 — Your token is not allowed to do this',
         what: 'The token is valid, but it does not have the role this needs. Looking at queues and dead letters needs the reader role; replaying, dismissing, muting incidents, batch runs and the audit log need the admin role.',

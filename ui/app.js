@@ -1,6 +1,6 @@
 // The dlq admin UI: a hash router over six pages; it opens on the incidents. No framework, no build step.
 import { h, clear, bdi } from './dom.js';
-import { getToken, setToken, explain } from './api.js';
+import { getToken, setToken, explain, loadIdentity, lacksAdmin } from './api.js';
 import { renderIncidents, renderIncident } from './incidents.js';
 import { renderOverview } from './overview.js';
 import { renderDeadLetters } from './deadletters.js';
@@ -24,6 +24,8 @@ const notice = document.getElementById('notice');
 let cleanup = null;
 let generation = 0;
 let lastPage = null;
+// The first render leaves the focus alone, so that "Skip to content" is the first Tab stop.
+let firstRender = true;
 
 /** A box that explains an error in words (used inline and in the page notice). */
 export function problemBox(err, extra) {
@@ -76,6 +78,8 @@ export function navigate(path, params) {
 
 async function render() {
   const gen = ++generation;
+  const focusHeading = !firstRender;
+  firstRender = false;
   if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
   const { path, params } = parseHash();
   const route = path === null ? undefined : routes.find((r) => r.re.test(path));
@@ -99,45 +103,76 @@ async function render() {
     await route.page(main, ctx);
   } catch (err) {
     if (gen !== generation) return;
+    // What was still loading will not come: the problem box says why.
+    for (const el of main.querySelectorAll('.loading')) el.remove();
     if (!main.querySelector('h1')) main.append(h('h1', { tabindex: '-1' }, 'Could not load this page'));
     main.append(problemBox(err));
     if (explain(err).focusToken) document.getElementById('token-input').focus();
   }
+  if (gen === generation) sayUtcOnce();
   if (gen === generation) main.dataset.ready = String(gen);
-  if (gen === generation && !samePage) {
+  if (gen === generation && !samePage && focusHeading) {
     const h1 = main.querySelector('h1');
     if (h1 && document.activeElement?.id !== 'token-input') { h1.setAttribute('tabindex', '-1'); h1.focus({ preventScroll: true }); }
   }
 }
 
+// Tables show times in UTC without repeating it in every cell; the page says it once.
+function sayUtcOnce() {
+  if (!main.querySelector('time') || main.querySelector('#tz-note')) return;
+  const note = h('p', { class: 'tz-note muted', id: 'tz-note' }, 'Times are in UTC; point at one to see your local time.');
+  const head = main.querySelector('.page-head') || main.querySelector('h1');
+  if (head) head.after(note); else main.prepend(note);
+}
+
+export const NEEDS_ADMIN = 'needs the admin role';
+
+/** Buttons this token's roles cannot use: disabled, saying why (title, and one note after them). */
+export function adminOnly(...buttons) {
+  if (!lacksAdmin()) return buttons;
+  for (const b of buttons) { b.disabled = true; b.title = NEEDS_ADMIN; b.classList.add('needs-role'); }
+  return [...buttons, h('span', { class: 'needs-role-note muted' }, NEEDS_ADMIN)];
+}
+
 export function setTitle(t) { document.title = `${t} — dlq admin`; }
 
-function refreshTokenState() {
+// The header says who the server takes this tab for (GET /whoami), never "Token set" after a 401.
+async function refreshTokenState() {
   const state = document.getElementById('token-state');
-  state.textContent = getToken() ? 'Token set for this tab.' : 'No token set.';
+  const { identity, state: how } = await loadIdentity();
+  let said;
+  if (how === 'ok' && !identity.tokens_configured) said = 'Open server: no tokens configured';
+  else if (how === 'ok') said = `Signed in as ${identity.actor} (${(identity.roles || []).join(', ') || 'no role'})`;
+  else if (how === 'not-accepted') said = 'Token not accepted';
+  else if (how === 'not-signed-in') said = 'Not signed in';
+  else said = getToken() ? 'Token set for this tab.' : 'No token set.';
+  state.textContent = said;
+  state.dataset.state = how;
+  const audit = document.querySelector('a[data-nav="audit"]');
+  if (lacksAdmin()) audit.setAttribute('title', `The audit log ${NEEDS_ADMIN}`); else audit.removeAttribute('title');
 }
 
 function initToken() {
   const form = document.getElementById('token-form');
   const input = document.getElementById('token-input');
   input.value = getToken();
-  form.addEventListener('submit', (ev) => {
+  form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     setToken(input.value.trim());
-    refreshTokenState();
+    await refreshTokenState();
     hideNotice();
     render();
   });
-  document.getElementById('token-forget').addEventListener('click', () => {
+  document.getElementById('token-forget').addEventListener('click', async () => {
     setToken('');
     input.value = '';
-    refreshTokenState();
+    await refreshTokenState();
     render();
   });
-  refreshTokenState();
+  return refreshTokenState();
 }
 
 document.getElementById('skip-link').addEventListener('click', (ev) => { ev.preventDefault(); main.focus(); });
 window.addEventListener('hashchange', render);
-initToken();
-render();
+// Pages are drawn once the roles are known, so that what the token cannot use is disabled at once.
+initToken().finally(render);

@@ -1,7 +1,7 @@
 // The dead-letter list: filters, keyset paging, multi-select feeding batch replay and dismiss.
-import { h, append, field, select, timeEl, badge, truncate, localToIso, isoToLocal, bdi } from './dom.js';
+import { h, append, field, select, timeEl, badge, truncate, timeField, readTimes, bdi } from './dom.js';
 import { api } from './api.js';
-import { setTitle, navigate } from './app.js';
+import { setTitle, navigate, adminOnly } from './app.js';
 import { batchReplayDialog, batchDismissDialog, ERROR_CLASSES, DEAD_REASONS } from './dialogs.js';
 
 const FILTER_KEYS = ['queue', 'job_type', 'error_class', 'dead_reason', 'since', 'until'];
@@ -20,16 +20,19 @@ export async function renderDeadLetters(main, ctx) {
   if (key !== selectionKey) { selection.clear(); selectionKey = key; }
 
   main.append(h('div', { class: 'page-head' }, h('h1', null, 'Dead letters')));
-  main.append(filterForm(filter, limit));
+  const { form, typed } = filterForm(filter, limit);
+  main.append(form);
   const bar = h('div', { class: 'actions-bar', id: 'selection-bar', role: 'region', 'aria-label': 'Batch actions' });
-  const listBox = h('div', { id: 'dlq-list' }, h('p', { class: 'muted' }, 'Loading…'));
+  const listBox = h('div', { id: 'dlq-list' }, h('p', { class: 'muted loading' }, 'Loading…'));
   main.append(bar, listBox);
 
   const queuesPromise = api('GET', '/queues').catch(() => null);
   const page = await api('GET', '/dlq', { query: { ...filter, limit, after_id: after } });
   if (!ctx.isCurrent()) return;
-  const rerenderBar = () => renderBar(bar, filter, page);
-  listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar }), deadLetterPager('/dlq', p, page));
+  const rerenderBar = () => renderBar(bar, filter, page, typed);
+  const empty = page.messages.length || after || !filter.queue ? undefined : await unusedQueueText(filter.queue);
+  if (!ctx.isCurrent()) return;
+  listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar, empty }), deadLetterPager('/dlq', p, page));
   rerenderBar();
   const queues = await queuesPromise;
   if (queues && ctx.isCurrent()) {
@@ -43,30 +46,61 @@ function filterForm(filter, limit) {
   const jtIn = h('input', { name: 'job_type', value: filter.job_type || '', autocomplete: 'off', spellcheck: 'false', id: 'f-job-type' });
   const ecSel = select('error_class', [['', 'Any'], ...ERROR_CLASSES.map((c) => [c, c])], filter.error_class, { id: 'f-error-class' });
   const drSel = select('dead_reason', [['', 'Any'], ...DEAD_REASONS.map((c) => [c, c])], filter.dead_reason, { id: 'f-dead-reason' });
-  const since = h('input', { type: 'datetime-local', name: 'since', value: isoToLocal(filter.since), id: 'f-since' });
-  const until = h('input', { type: 'datetime-local', name: 'until', value: isoToLocal(filter.until), id: 'f-until' });
+  const since = timeField('Dead since', 'since', 'f-since', filter.since);
+  const until = timeField('Dead until', 'until', 'f-until', filter.until);
   const lim = select('limit', [['20', '20'], ['50', '50'], ['100', '100']], limit, { id: 'f-limit' });
   const form = h('form', { class: 'filters', id: 'dlq-filters', role: 'search', 'aria-label': 'Filter dead letters' },
     field('Queue', qIn), h('datalist', { id: 'queue-options' }),
     field('Job type', jtIn), field('Error class', ecSel), field('Dead reason', drSel),
-    field('Dead since', since, 'local time'), field('Dead until', until, 'local time'), field('Per page', lim),
+    since.field, until.field, field('Per page', lim),
     h('div', { class: 'field buttons' },
       h('button', { type: 'submit', class: 'primary', id: 'f-apply' }, 'Apply filters'),
       h('button', { type: 'button', id: 'f-reset', onclick: () => navigate('/dlq', {}) }, 'Reset')));
+  // null when a time is not one: its error is shown and nothing is sent.
+  const params = () => {
+    const times = readTimes([since.input, until.input]);
+    if (!times) return null;
+    return { queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
+      since: times[0], until: times[1], limit: lim.value === '20' ? '' : lim.value };
+  };
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
-    navigate('/dlq', {
-      queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value, dead_reason: drSel.value,
-      since: localToIso(since.value), until: localToIso(until.value), limit: lim.value === '20' ? '' : lim.value,
-    });
+    const wanted = params();
+    if (wanted) navigate('/dlq', wanted);
   });
-  return form;
+  // What the form says now, applied first when it differs from the list shown: "all matching"
+  // must act on what the operator sees typed, not on the last filter applied.
+  const typed = () => {
+    const now = params();
+    if (!now) return null;
+    const wanted = {};
+    for (const k of FILTER_KEYS) if (now[k]) wanted[k] = now[k];
+    if (JSON.stringify(wanted) !== JSON.stringify(filter)) navigate('/dlq', now);
+    return wanted;
+  };
+  return { form, typed };
+}
+
+// The sentence for an empty list of a queue that never held a message: every valid name is a
+// queue to the server, so a typo ("emial") would otherwise read as "nothing is dead".
+async function unusedQueueText(queue) {
+  let stats;
+  try {
+    stats = await api('GET', `/queues/${encodeURIComponent(queue)}/stats`);
+  } catch {
+    return undefined;
+  }
+  const counts = ['ready', 'scheduled', 'processing', 'succeeded', 'dead', 'dismissed'].map((k) => stats[k]);
+  if (counts.some((n) => n !== 0)) return undefined;
+  return ['No message has ever been in queue "', bdi(queue), '" (or every one was purged): check the name.'];
 }
 
 /** The dead letters as rows; with onSelect, a checkbox per row and one for the page feed `selection`. */
-export function deadLetterTable(messages, { onSelect, empty = 'No dead letters match these filters.' } = {}) {
+export function deadLetterTable(messages, { onSelect, empty } = {}) {
+  if (empty === undefined) empty = 'No dead letters match these filters.';
   if (!messages.length) return h('p', { class: 'empty', id: 'dlq-empty' }, empty);
-  const all = onSelect ? h('input', { type: 'checkbox', id: 'select-page', 'aria-label': 'Select every message on this page' }) : null;
+  // Select-all sits above the table, not in its head: cards at phone width hide the head.
+  const all = onSelect ? h('input', { type: 'checkbox', id: 'select-page' }) : null;
   const boxes = [];
   const syncAll = () => {
     if (!all) return;
@@ -98,11 +132,13 @@ export function deadLetterTable(messages, { onSelect, empty = 'No dead letters m
     h('td', { 'data-label': 'Dead at' }, timeEl(m.dead_at)),
     h('td', { 'data-label': 'Last error', class: 'err', title: m.last_error || '' }, truncate(m.last_error, 80))));
   syncAll();
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'dlq-table' },
+  const table = h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'dlq-table' },
     h('caption', { class: 'sr-only' }, 'Dead letters'),
-    h('thead', null, h('tr', null, all ? h('th', { scope: 'col', class: 'sel' }, all) : null,
+    h('thead', null, h('tr', null, all ? h('th', { scope: 'col', class: 'sel' }, h('span', { class: 'sr-only' }, 'Select')) : null,
       ['Id', 'Queue', 'Job type', 'Error class', 'Dead reason', 'Attempts', 'Dead at', 'Last error'].map((c) => h('th', { scope: 'col' }, c)))),
     h('tbody', null, rows)));
+  if (!all) return table;
+  return h('div', null, h('div', { class: 'check select-all' }, all, h('label', { for: 'select-page' }, 'Select all on this page')), table);
 }
 
 /** Next / Previous over `after_id` pages of `path`; the trail of earlier pages' `after` stays in the fragment. */
@@ -127,23 +163,35 @@ export function deadLetterPager(path, p, page) {
     h('span', { id: 'page-info', class: 'muted' }, `Page ${back.length + 1} · ${page.count} shown`), next);
 }
 
-function renderBar(bar, filter, page) {
+/** "queue = emails, job type = send_email", or '' for no filter. */
+function describeFilter(filter) {
+  return Object.entries(filter).map(([k, v]) => `${k.replace('_', ' ')} = ${v}`).join(', ');
+}
+
+function renderBar(bar, filter, page, typed) {
   const n = selection.size;
   const ids = [...selection.keys()].sort((a, b) => a - b);
-  const described = Object.entries(filter).map(([k, v]) => `${k.replace('_', ' ')} = ${v}`).join(', ');
   const refresh = () => navigate('/dlq', Object.fromEntries(new URLSearchParams(window.location.hash.split('?')[1] || '').entries()));
   const done = () => { selection.clear(); refresh(); };
+  const matching = (dialog, verb) => () => {
+    const wanted = typed();
+    if (!wanted) return;
+    const described = describeFilter(wanted);
+    dialog({ filter: wanted, onDone: done,
+      title: described ? `${verb} dead letters where ${described}` : `${verb} every dead letter in every queue`,
+      describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue' });
+  };
   bar.replaceChildren();
   append(bar, [
     h('span', { id: 'selection-count', 'aria-live': 'polite' }, n ? `${n} selected` : 'None selected'),
-    h('button', { type: 'button', id: 'replay-selected', disabled: !n,
+    ...adminOnly(h('button', { type: 'button', id: 'replay-selected', disabled: !n,
       onclick: () => batchReplayDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Replay selected…'),
     h('button', { type: 'button', id: 'dismiss-selected', disabled: !n,
       onclick: () => batchDismissDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Dismiss selected…'),
-    n ? h('button', { type: 'button', class: 'link', id: 'clear-selection', onclick: () => { selection.clear(); refresh(); } }, 'Clear selection') : null,
-    h('span', { class: 'sep', 'aria-hidden': 'true' }),
     h('button', { type: 'button', id: 'replay-matching', disabled: !page.messages.length,
-      onclick: () => batchReplayDialog({ filter, describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue', onDone: done }) }, 'Replay all matching…'),
+      onclick: matching(batchReplayDialog, 'Replay') }, 'Replay all matching…'),
     h('button', { type: 'button', id: 'dismiss-matching', disabled: !page.messages.length,
-      onclick: () => batchDismissDialog({ filter, describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue', onDone: done }) }, 'Dismiss all matching…')]);
+      onclick: matching(batchDismissDialog, 'Dismiss') }, 'Dismiss all matching…')),
+    h('span', { class: 'sep', 'aria-hidden': 'true' }),
+    n ? h('button', { type: 'button', class: 'link', id: 'clear-selection', onclick: () => { selection.clear(); refresh(); } }, 'Clear selection') : null]);
 }

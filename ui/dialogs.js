@@ -73,8 +73,8 @@ async function previewStep(kind, filter, dlg, body) {
 }
 
 /** Batch replay: preview, then a confirmation naming the job types, then the run's page. */
-export function batchReplayDialog({ filter, describe }) {
-  const { dlg, body } = openDialog('batch-replay-dialog', 'Replay dead letters');
+export function batchReplayDialog({ filter, describe, title }) {
+  const { dlg, body } = openDialog('batch-replay-dialog', title || 'Replay dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', null, 'Replaying ', revealed(describe), '.'), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
     const pv = await previewStep('replay', filter, dlg, body);
@@ -102,7 +102,7 @@ export function batchReplayDialog({ filter, describe }) {
         field('Start after (seconds)', delay, '0 starts at once'),
         field('Rate (messages per second)', rate, '0.1 – 1000; capped per job type by the server')),
       h('div', { class: 'check' }, keepOrder, h('label', { for: 'br-keep-order' }, 'Keep the original order (oldest dead first)')),
-      h('p', { class: 'muted' }, 'Preview valid until ', timeEl(pv.expires_at), '.'),
+      h('p', { class: 'muted' }, 'Preview valid until ', timeEl(pv.expires_at, { utc: true }), '.'),
       err,
       actionRow(submit, h('button', { type: 'button', id: 'br-cancel', onclick: () => dlg.close() }, 'Cancel')));
     form.addEventListener('submit', async (ev) => {
@@ -137,8 +137,8 @@ export function batchReplayDialog({ filter, describe }) {
 }
 
 /** Batch dismiss: preview, reason, confirm. */
-export function batchDismissDialog({ filter, describe, onDone }) {
-  const { dlg, body } = openDialog('batch-dismiss-dialog', 'Dismiss dead letters');
+export function batchDismissDialog({ filter, describe, onDone, title }) {
+  const { dlg, body } = openDialog('batch-dismiss-dialog', title || 'Dismiss dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
     const pv = await previewStep('dismiss', filter, dlg, body);
@@ -316,7 +316,7 @@ export function unmuteDialog(incident, onDone) {
   const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'unmute-confirm' }, 'Un-mute');
   const form = h('form', { class: 'dialog-form', id: 'unmute-form', novalidate: true },
-    h('p', null, 'Muted until ', timeEl(incident.muted_until), incident.mute_reason ? ['. Reason: ', revealed(incident.mute_reason)] : null, '.'),
+    h('p', null, 'Muted until ', timeEl(incident.muted_until, { utc: true }), incident.mute_reason ? ['. Reason: ', revealed(incident.mute_reason)] : null, '.'),
     h('p', null, 'Un-muting lets dlqd send this incident\'s alerts again from now on.'),
     err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
   form.addEventListener('submit', async (ev) => {

@@ -34,16 +34,28 @@ export function svg(tag, attrs, ...children) {
 
 export function clear(el) { el.replaceChildren(); return el; }
 
+/** "2026-12-02 06:00:00 UTC", for sentences; tables leave out the " UTC" (the page says it once). */
 export function fmtTime(iso) {
-  if (!iso) return '—';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+  const t = utcText(iso);
+  return t === iso || !iso ? t || '—' : `${t} UTC`;
 }
 
-export function timeEl(iso) {
+function utcText(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, '');
+}
+
+// Read at each call: the browser's zone can change while the page is open.
+const LOCAL = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' };
+
+/** A time in UTC, with the browser's local time in its tooltip; `utc` says " UTC" (outside tables). */
+export function timeEl(iso, { utc = false } = {}) {
   if (!iso) return h('span', { class: 'muted' }, '—');
-  return h('time', { datetime: iso, title: iso }, fmtTime(iso));
+  const d = new Date(iso);
+  const local = Number.isNaN(d.getTime()) ? iso : `Your local time: ${d.toLocaleString(undefined, LOCAL)}`;
+  return h('time', { datetime: iso, title: local }, utc ? fmtTime(iso) : utcText(iso));
 }
 
 export function fmtAge(seconds) {
@@ -63,13 +75,70 @@ export function localToIso(v) {
   return Number.isNaN(d.getTime()) ? '' : d.toISOString();
 }
 
-/** RFC 3339 -> datetime-local value in local time */
-export function isoToLocal(iso) {
+const AGE = /^(\d{1,7})\s*([smhd])$/i;
+const AGE_MS = { s: 1e3, m: 60e3, h: 3600e3, d: 86400e3 };
+const STAMP = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?\s*(Z|[+-]\d{2}:\d{2})?$/i;
+
+/**
+ * A time typed into a filter: UTC "YYYY-MM-DD HH:MM[:SS]", RFC 3339 (with its own offset), or an
+ * age ("30m", "2h", "1d" ago). {iso} (RFC 3339 UTC, '' when empty) or {error} in words.
+ */
+export function parseTimeInput(text, now = Date.now()) {
+  const v = String(text || '').trim();
+  if (!v) return { iso: '' };
+  const age = v.match(AGE);
+  if (age) return { iso: new Date(now - Number(age[1]) * AGE_MS[age[2].toLowerCase()]).toISOString() };
+  const m = v.match(STAMP);
+  if (m) {
+    const [y, mo, d, hh, mi, ss] = m.slice(1, 7).map((x) => Number(x || 0));
+    const ms = Date.UTC(y, mo - 1, d, hh, mi, ss, m[7] ? Math.floor(Number(`0${m[7]}`) * 1000) : 0);
+    const back = new Date(ms);
+    const zone = (m[8] || 'Z').toUpperCase();
+    const offset = zone === 'Z' ? 0 : (zone[0] === '-' ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6)));
+    if (back.getUTCFullYear() === y && back.getUTCMonth() === mo - 1 && back.getUTCDate() === d && hh < 24 && mi < 60 && ss < 60) {
+      return { iso: new Date(ms - offset * 60e3).toISOString() };
+    }
+  }
+  return { error: `"${v}" is not a time. Type it in UTC as YYYY-MM-DD HH:MM (for example 2026-12-02 06:00; seconds may follow), as RFC 3339 (2026-12-02T06:00:00Z), or as an age: 30m, 2h or 1d ago.` };
+}
+
+/** RFC 3339 -> what a time filter shows: UTC "2026-12-02 06:00" (seconds only when set). */
+export function isoToUtcInput(iso) {
   if (!iso) return '';
   const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const p = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
+  if (Number.isNaN(d.getTime())) return iso;
+  const s = d.toISOString();
+  if (s.endsWith(':00.000Z')) return s.slice(0, 16).replace('T', ' ');
+  return s.endsWith('.000Z') ? s.slice(0, 19).replace('T', ' ') : s;
+}
+
+/** A filter's time field: a text input (wide enough for "2026-12-02 06:00:00"), UTC. */
+export function timeField(label, name, id, iso) {
+  const input = h('input', { type: 'text', class: 'time', name, id, value: isoToUtcInput(iso), autocomplete: 'off', spellcheck: 'false',
+    placeholder: 'YYYY-MM-DD HH:MM' });
+  const f = field(label, input, 'UTC, or an age: 30m, 2h, 1d');
+  f.classList.add('field-time');
+  return { field: f, input };
+}
+
+/** The time inputs as RFC 3339 UTC; null, with the first bad one marked and its error said, when one is not a time. */
+export function readTimes(inputs) {
+  for (const input of inputs) {
+    document.getElementById(`${input.id}-error`)?.remove();
+    input.removeAttribute('aria-invalid');
+  }
+  const out = [];
+  for (const input of inputs) {
+    const r = parseTimeInput(input.value);
+    if (r.error) {
+      input.setAttribute('aria-invalid', 'true');
+      input.after(h('p', { class: 'problem-inline time-error', id: `${input.id}-error`, role: 'alert' }, r.error));
+      input.focus();
+      return null;
+    }
+    out.push(r.iso);
+  }
+  return out;
 }
 
 export function prettyPayload(text) {

@@ -1,9 +1,9 @@
 // The Incidents page, where the UI opens: dead letters grouped by cause (one incident per
 // fingerprint) with a 48-hour sparkline each; one incident's page with its dead letters and
 // Replay…, Dismiss… and Mute… for all of them.
-import { h, svg, field, select, timeEl, badge, fmtAge, localToIso, isoToLocal, bdi, dl } from './dom.js';
+import { h, svg, field, select, timeEl, badge, fmtAge, timeField, readTimes, bdi, dl } from './dom.js';
 import { api, ApiError } from './api.js';
-import { setTitle, navigate } from './app.js';
+import { setTitle, navigate, adminOnly } from './app.js';
 import { batchReplayDialog, batchDismissDialog, muteDialog, unmuteDialog, ERROR_CLASSES } from './dialogs.js';
 import { deadLetterTable, deadLetterPager } from './deadletters.js';
 
@@ -51,8 +51,8 @@ function filterForm(filter, sort, limit) {
   const qIn = h('input', { name: 'queue', value: filter.queue || '', list: 'incident-queue-options', autocomplete: 'off', spellcheck: 'false', id: 'i-queue' });
   const jtIn = h('input', { name: 'job_type', value: filter.job_type || '', autocomplete: 'off', spellcheck: 'false', id: 'i-job-type' });
   const ecSel = select('error_class', [['', 'Any'], ...ERROR_CLASSES.map((c) => [c, c])], filter.error_class, { id: 'i-error-class' });
-  const since = h('input', { type: 'datetime-local', name: 'since', value: isoToLocal(filter.since), id: 'i-since' });
-  const until = h('input', { type: 'datetime-local', name: 'until', value: isoToLocal(filter.until), id: 'i-until' });
+  const since = timeField('Dead since', 'since', 'i-since', filter.since);
+  const until = timeField('Dead until', 'until', 'i-until', filter.until);
   const sortSel = select('sort', SORTS, sort, { id: 'i-sort' });
   // A page size from a bookmark that the menu does not offer is kept, and shown.
   const sizes = PAGE_SIZES.includes(limit) ? PAGE_SIZES : [...PAGE_SIZES, limit];
@@ -60,16 +60,18 @@ function filterForm(filter, sort, limit) {
   const form = h('form', { class: 'filters', id: 'incident-filters', role: 'search', 'aria-label': 'Filter incidents' },
     field('Queue', qIn), h('datalist', { id: 'incident-queue-options' }),
     field('Job type', jtIn), field('Error class', ecSel),
-    field('Dead since', since, 'local time'), field('Dead until', until, 'local time'),
+    since.field, until.field,
     field('Sort', sortSel), field('Per page', lim),
     h('div', { class: 'field buttons' },
       h('button', { type: 'submit', class: 'primary', id: 'i-apply' }, 'Apply'),
       h('button', { type: 'button', id: 'i-reset', onclick: () => navigate('/incidents', {}) }, 'Reset')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    const times = readTimes([since.input, until.input]);
+    if (!times) return;
     navigate('/incidents', {
       queue: qIn.value.trim(), job_type: jtIn.value.trim(), error_class: ecSel.value,
-      since: localToIso(since.value), until: localToIso(until.value),
+      since: times[0], until: times[1],
       sort: sortSel.value === 'dead' ? '' : sortSel.value, limit: lim.value === '20' ? '' : lim.value,
     });
   });
@@ -213,12 +215,12 @@ export async function renderIncident(main, ctx) {
 
   main.append(h('div', { class: 'page-head' },
     h('h1', null, h('span', { class: 'sub' }, 'Incident '), bdi(i.title) || '(no title)', mutedNote(i)),
-    h('div', { class: 'head-actions' },
+    h('div', { class: 'head-actions' }, adminOnly(
       h('button', { type: 'button', class: 'primary', id: 'inc-replay', onclick: () => batchReplayDialog({ filter: { fingerprint: fp }, describe }) }, 'Replay…'),
       h('button', { type: 'button', id: 'inc-dismiss', onclick: () => batchDismissDialog({ filter: { fingerprint: fp }, describe, onDone: reload }) }, 'Dismiss…'),
       muted
         ? h('button', { type: 'button', id: 'inc-unmute', onclick: () => unmuteDialog(i, reload) }, 'Un-mute…')
-        : h('button', { type: 'button', id: 'inc-mute', onclick: () => muteDialog(i, reload) }, 'Mute…'))));
+        : h('button', { type: 'button', id: 'inc-mute', onclick: () => muteDialog(i, reload) }, 'Mute…')))));
 
   main.append(h('div', { class: 'cols' },
     h('section', { class: 'panel', 'aria-labelledby': 'inc-sum-h' }, h('h2', { id: 'inc-sum-h' }, 'Summary'),

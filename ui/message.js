@@ -1,7 +1,7 @@
 // Message detail: redacted payload, the attempt history as a timeline, replays, actions.
 import { h, dl, timeEl, badge, prettyPayload, bdi } from './dom.js';
 import { api } from './api.js';
-import { setTitle, navigate, showError } from './app.js';
+import { setTitle, navigate, showError, adminOnly } from './app.js';
 import { replayOneDialog, dismissOneDialog } from './dialogs.js';
 
 // History entries per request: the first page, then each "Show more".
@@ -19,10 +19,10 @@ export async function renderMessage(main, ctx) {
     h('p', { class: 'crumbs' }, h('a', { href: `#/dlq?queue=${encodeURIComponent(queue)}` }, `← Dead letters in ${queue}`)),
     h('div', { class: 'page-head' },
       h('h1', null, `Message #${m.id} `, h('span', { class: 'sub' }, `in ${m.queue}`), ' ', badge(m.status, 'status')),
-      h('div', { class: 'head-actions' },
+      h('div', { class: 'head-actions' }, adminOnly(
         h('button', { type: 'button', class: 'primary', id: 'msg-replay', disabled: !(m.status === 'dead' || m.status === 'dismissed'),
           onclick: () => replayOneDialog(m, reload) }, 'Replay…'),
-        h('button', { type: 'button', id: 'msg-dismiss', disabled: m.status !== 'dead', onclick: () => dismissOneDialog(m, reload) }, 'Dismiss…'))));
+        h('button', { type: 'button', id: 'msg-dismiss', disabled: m.status !== 'dead', onclick: () => dismissOneDialog(m, reload) }, 'Dismiss…')))));
 
   main.append(h('div', { class: 'cols' },
     h('section', { class: 'panel', 'aria-labelledby': 'sum-h' }, h('h2', { id: 'sum-h' }, 'Summary'),

@@ -1,10 +1,11 @@
 // Queues overview: counts per queue (100 a page, by name), oldest-dead age, dead-lettered per
-// hour (last 24 h).
+// hour (last 24 h); both refreshed in place every 5 s while the tab is visible.
 import { h, svg, fmtAge, fmtTime, select } from './dom.js';
 import { api, ApiError, explain } from './api.js';
 import { setTitle, navigate } from './app.js';
 
 const PAGE = 100;
+const REFRESH_MS = 5000;
 // The first page's place in `back`, the names the earlier pages started after ('~' is no queue name).
 const FIRST = '~';
 
@@ -29,8 +30,44 @@ export async function renderOverview(main, ctx) {
     throw err;
   }
   if (!ctx.isCurrent()) return;
-  tableBox.replaceChildren(tableBox.firstChild, queuesTable(queues), pager(chartQueue, after, back, queues.length, nextAfter));
-  renderChart(chartBox, ctx, queues.map((q) => q.queue), chartQueue);
+  const status = h('p', { class: 'muted refresh-status', id: 'overview-updated', 'aria-live': 'off' });
+  const showTable = (qs, next) => {
+    // A refresh must not take the focus from a link the operator is on.
+    const focused = tableBox.contains(document.activeElement) ? document.activeElement.getAttribute('href') : null;
+    tableBox.replaceChildren(tableBox.firstChild, queuesTable(qs), pager(chartQueue, after, back, qs.length, next), status);
+    if (focused) tableBox.querySelector(`a[href="${CSS.escape(focused)}"]`)?.focus();
+  };
+  const stamp = (ok) => {
+    status.textContent = ok ? `Updated ${new Date().toISOString().slice(11, 19)} UTC; refreshed every 5 seconds while this tab is visible.`
+      : 'Could not refresh; trying again in 5 seconds.';
+  };
+  showTable(queues, nextAfter);
+  stamp(true);
+  const reloadChart = renderChart(chartBox, ctx, queues.map((q) => q.queue), chartQueue);
+
+  let timer = null;
+  const tick = async () => {
+    timer = null;
+    if (document.visibilityState === 'visible') {
+      try {
+        const r = await api('GET', '/queues', { query: { limit: PAGE, after } });
+        if (!ctx.isCurrent()) return;
+        showTable(r.queues, r.next_after);
+        stamp(true);
+        reloadChart();
+      } catch {
+        if (!ctx.isCurrent()) return;
+        stamp(false);
+      }
+    }
+    if (ctx.isCurrent()) timer = setTimeout(tick, REFRESH_MS);
+  };
+  const onVisible = () => {
+    if (document.visibilityState === 'visible' && timer) { clearTimeout(timer); tick(); }
+  };
+  document.addEventListener('visibilitychange', onVisible);
+  ctx.onLeave(() => { if (timer) clearTimeout(timer); timer = null; document.removeEventListener('visibilitychange', onVisible); });
+  timer = setTimeout(tick, REFRESH_MS);
 }
 
 function num(n, cls) { return h('td', { class: ['num', cls, n > 0 ? 'nz' : 'zero'] }, String(n)); }
@@ -76,7 +113,8 @@ function pager(chartQueue, after, back, shown, nextAfter) {
 
 function withLabel(td, label) { td.setAttribute('data-label', label); return td; }
 
-async function renderChart(box, ctx, queueNames, chartQueue) {
+/** The chart's head and figure; returns the function that reloads its data in place. */
+function renderChart(box, ctx, queueNames, chartQueue) {
   const picker = select('chart_queue', [['', 'All queues'], ...queueNames.map((q) => [q, q])], chartQueue, { id: 'chart-queue' });
   picker.addEventListener('change', () => navigate('/queues', { chart_queue: picker.value }));
   box.replaceChildren(
@@ -84,29 +122,38 @@ async function renderChart(box, ctx, queueNames, chartQueue) {
       h('h2', { id: 'chart-h' }, 'Dead-lettered per hour, last 24 hours'),
       h('div', { class: 'field inline' }, h('label', { for: 'chart-queue' }, 'Queue'), picker)),
     h('p', { class: 'muted', id: 'chart-status' }, 'Loading chart…'));
-  let data;
-  try {
-    data = await api('GET', '/dlq/hourly', { query: { hours: 24, queue: chartQueue } });
-  } catch (err) {
-    if (!ctx.isCurrent()) return;
-    const status = box.querySelector('#chart-status');
-    status.className = 'chart-unavailable';
-    if (err instanceof ApiError && err.status === 404 && err.slug === 'not-found') {
-      status.textContent = 'Chart unavailable: this dlqd does not serve /dlq/hourly yet.';
-    } else {
-      const e = explain(err);
-      status.textContent = `Chart unavailable: ${e.title}. ${e.todo}`;
+  const figure = h('div', { class: 'chart-place' });
+  box.append(figure);
+  const load = async () => {
+    let data;
+    try {
+      data = await api('GET', '/dlq/hourly', { query: { hours: 24, queue: chartQueue } });
+    } catch (err) {
+      if (!ctx.isCurrent()) return;
+      const status = box.querySelector('#chart-status') || h('p', { id: 'chart-status' });
+      status.className = 'chart-unavailable';
+      if (err instanceof ApiError && err.status === 404 && err.slug === 'not-found') {
+        status.textContent = 'Chart unavailable: this dlqd does not serve /dlq/hourly yet.';
+      } else {
+        const e = explain(err);
+        status.textContent = `Chart unavailable: ${e.title}. ${e.todo}`;
+      }
+      figure.replaceChildren(status);
+      return;
     }
-    return;
-  }
-  if (!ctx.isCurrent()) return;
-  box.querySelector('#chart-status').remove();
-  box.append(barChart(data));
+    if (!ctx.isCurrent()) return;
+    box.querySelector('#chart-status')?.remove();
+    figure.replaceChildren(barChart(data, figure.clientWidth));
+  };
+  load();
+  return load;
 }
 
-function barChart(data) {
+// Drawn in the width it has (at most 720 units), so that its 11-unit labels are 11 px or more
+// on a phone too, not a 720-wide drawing shrunk to half.
+function barChart(data, width) {
   const buckets = data.buckets || [];
-  const W = 720; const H = 220; const left = 36; const right = 8; const top = 12; const bottom = 34;
+  const W = Math.round(Math.min(720, Math.max(280, width || 720))); const H = 220; const left = 36; const right = 8; const top = 12; const bottom = 34;
   const max = Math.max(1, ...buckets.map((b) => b.count));
   const mag = 10 ** Math.floor(Math.log10(max / 2 || 1));
   const step = [1, 2, 5, 10].map((f) => f * mag).find((s) => s >= max / 2) || max / 2;

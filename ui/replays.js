@@ -1,7 +1,7 @@
 // Batch replay runs: the list, and one run's progress with pause, resume and cancel.
 import { h, append, dl, timeEl, badge } from './dom.js';
 import { api } from './api.js';
-import { setTitle, navigate, problemBox } from './app.js';
+import { setTitle, navigate, problemBox, adminOnly } from './app.js';
 
 export async function renderReplays(main, ctx) {
   setTitle('Replay runs');
@@ -86,14 +86,14 @@ export async function renderReplayRun(main, ctx) {
     ].map(([k, v, id]) => h('div', { class: 'tile' }, h('dt', null, k), h('dd', { id }, String(v))))),
     h('p', { class: 'muted' }, 'Skipped: no longer dead when its turn came, or its idempotency key was held by another message. The outcome counts change as workers finish the replayed messages.'));
     const active = ACTIVE.has(run.status);
-    buttons.replaceChildren(
+    buttons.replaceChildren(...adminOnly(
       h('button', { type: 'button', id: 'run-pause', disabled: !(run.status === 'scheduled' || run.status === 'running'), onclick: () => act('pause') }, 'Pause'),
       h('button', { type: 'button', id: 'run-resume', disabled: run.status !== 'paused', onclick: () => act('resume') }, 'Resume'),
       confirmCancel
         ? h('span', { class: 'confirm-cancel' }, 'Cancel this run? Messages not yet replayed stay dead. ',
           h('button', { type: 'button', class: 'danger', id: 'run-cancel-yes', onclick: () => act('cancel') }, 'Yes, cancel the run'),
           h('button', { type: 'button', id: 'run-cancel-no', onclick: () => { confirmCancel = false; show(run); } }, 'No'))
-        : h('button', { type: 'button', id: 'run-cancel', disabled: !active, onclick: () => { confirmCancel = true; show(run); document.getElementById('run-cancel-yes')?.focus(); } }, 'Cancel run…'));
+        : h('button', { type: 'button', id: 'run-cancel', disabled: !active, onclick: () => { confirmCancel = true; show(run); document.getElementById('run-cancel-yes')?.focus(); } }, 'Cancel run…')));
     details.replaceChildren(dl([
       ['Filter', h('code', null, filterText(run.filter))],
       ['Reason', run.reason],

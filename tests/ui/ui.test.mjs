@@ -83,6 +83,7 @@ page.setDefaultTimeout(10000);
 
 const offLoopback = [];
 const requests = [];
+const posts = []; // {url, body} of every POST the page sent
 const consoleErrors = [];
 const pageErrors = [];
 const uiResponses = new Map();
@@ -92,6 +93,7 @@ await page.setRequestInterception(true);
 page.on('request', (req) => {
   const url = req.url();
   requests.push(`${req.method()} ${url.startsWith('data:') ? 'data:…' : url}`);
+  if (req.method() === 'POST') posts.push({ url, body: req.postData() || '' });
   if (url.startsWith('data:') || (url.startsWith('http:') && new URL(url).origin === ORIGIN)) {
     req.continue();
   } else {
@@ -170,6 +172,8 @@ async function incidentRows() {
     alt: r.querySelector('svg.spark').getAttribute('aria-label') })));
 }
 const fingerprints = async () => (await incidentRows()).map((r) => r.fingerprint);
+/** The bodies of the POSTs to path (e.g. '/dlq/replay') sent since posts[from]. */
+const postedTo = (path, from = 0) => posts.slice(from).filter((p) => new URL(p.url).pathname === path).map((p) => JSON.parse(p.body));
 /** A GET that may fail: its status and body. */
 async function probe(path) {
   const res = await fetch(BASE + path, { headers: { Authorization: `Bearer ${ADMIN}` }, signal: AbortSignal.timeout(10000) });
@@ -238,13 +242,15 @@ try {
   await step('without a token the page explains 401; the token is entered with the keyboard', async () => {
     await page.goto(`${BASE}/ui/`, { waitUntil: 'load' });
     await page.waitForSelector('.problem-401');
-    check((await text('.problem-401')).includes('Not signed in'), '401 title');
+    check((await text('.problem-401')).includes('401 — Not signed in'), '401 title');
+    eq(await text('#token-state'), 'Not signed in', 'the header, before a token');
     check(await page.evaluate(() => document.activeElement.id === 'token-input'), 'the token field has the focus after a 401');
     await rendered(async () => {
       await page.keyboard.type(ADMIN);
       await page.keyboard.press('Enter');
     });
     await page.waitForSelector('#incidents-table');
+    eq(await text('#token-state'), 'Signed in as ui-admin (admin)', 'the header reads /whoami after Save');
     eq(await page.evaluate(() => sessionStorage.getItem('dlq.ui.token')), ADMIN, 'token in session storage');
     eq(await page.evaluate(() => localStorage.length), 0, 'nothing in local storage');
   }, [/status of 401/]);
@@ -726,47 +732,208 @@ try {
     await page.waitForSelector('#dlq-table');
   });
 
-  // ---- roles and tokens ------------------------------------------------------------------------------
-  await step('a reader token: replay is refused with the 403 explanation', async () => {
-    await setToken(READER);
-    await go(`#/m/webhooks/${SEED.hook.id}`);
-    await page.click('#msg-replay');
-    await page.waitForSelector('#replay-form');
-    await typeInto('#r-reason', 'reader tries');
-    await page.click('#r-confirm');
-    await page.waitForSelector('#replay-dialog .problem-403');
-    const t = await text('#replay-dialog .problem-403');
-    check(t.includes('403') && t.includes('admin role'), `403 explained: ${t}`);
-    await shot('forbidden-1280');
-    await page.keyboard.press('Escape');
-    eq((await rest('GET', `/queues/webhooks/messages/${SEED.hook.id}`)).status, 'dead', 'still dead');
-    await go('#/audit');
-    await page.waitForSelector('.problem-403');
-  }, [/status of 403/]);
-
-  await step('a reader token: Mute… is refused with the 403 explanation', async () => {
-    const fp = SEED.incidents.smtp;
-    await go(`#/incidents/${fp}`);
+  await step('"Replay all matching…" applies the filter typed, and its title names it', async () => {
+    await go('#/dlq');
     await page.waitForSelector('#dlq-table');
-    await page.click('#inc-mute');
-    await page.waitForSelector('#mute-form');
-    await page.click('#mute-confirm');
-    await page.waitForSelector('#mute-dialog .problem-403');
-    const t = await text('#mute-dialog .problem-403');
-    check(t.includes('403') && t.includes('muting incidents') && t.includes('admin role'), `403 explained: ${t}`);
-    await shot('incident-mute-forbidden-1280');
+    await typeInto('#f-queue', 'thumbnails'); // typed, not applied
+    const from = posts.length;
+    await page.click('#replay-matching');
+    await page.waitForSelector('#batch-replay-dialog #preview-matched');
+    eq(postedTo('/dlq/replay', from), [{ filter: { queue: 'thumbnails' }, dry_run: true }], 'the preview request');
+    eq(await text('#batch-replay-dialog-title'), 'Replay dead letters where queue = thumbnails', 'the dialog\'s title');
+    eq(await page.evaluate(() => window.location.hash), '#/dlq?queue=thumbnails', 'the form was applied');
     await page.keyboard.press('Escape');
-    eq((await rest('GET', `/dlq/incidents/${fp}`)).muted_until, null, 'API: not muted');
-  }, [/status of 403/]);
+  });
 
-  await step('a wrong token shows the 401 explanation', async () => {
+  await step('an empty list of a queue that never held a message says to check the name', async () => {
+    await go('#/dlq?queue=emial');
+    eq(await text('#dlq-empty'), 'No message has ever been in queue "emial" (or every one was purged): check the name.', 'queue=emial');
+    await go('#/dlq?queue=emails&job_type=no_such_job');
+    eq(await text('#dlq-empty'), 'No dead letters match these filters.', 'a queue that has messages');
+  });
+
+  await step('times: tables in UTC, said once, local time in the title; time filters take UTC text, RFC 3339 or an age', async () => {
+    await page.emulateTimezone('America/New_York');
+    try {
+      await go('#/dlq?queue=emails');
+      await page.waitForSelector('#dlq-table');
+      eq(await page.$$eval('#tz-note', (n) => n.map((e) => e.textContent)), ['Times are in UTC; point at one to see your local time.'], 'said once');
+      const [shown, iso, title] = await page.$eval('#dlq-table tbody time', (e) => [e.textContent, e.getAttribute('datetime'), e.title]);
+      eq(shown, new Date(iso).toISOString().slice(0, 19).replace('T', ' '), 'a dead-at time, in UTC');
+      check(/^Your local time: .* EST$/.test(title), `the local time in the title: ${title}`);
+      for (const sel of ['#f-since', '#f-until']) {
+        const fit = await page.$eval(sel, (input) => {
+          const c = document.createElement('canvas').getContext('2d');
+          const st = getComputedStyle(input);
+          c.font = `${st.fontSize} ${st.fontFamily}`;
+          return [input.type, c.measureText('2026-12-02 06:00:00').width, input.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight)];
+        });
+        check(fit[0] === 'text' && fit[1] <= fit[2], `${sel} holds 19 characters: ${JSON.stringify(fit)}`);
+      }
+      const since = () => page.evaluate(() => new URLSearchParams(window.location.hash.split('?')[1]).get('since'));
+      await typeInto('#f-since', '2026-12-02 06:00');
+      await rendered(() => page.click('#f-apply'));
+      eq(await since(), '2026-12-02T06:00:00.000Z', 'UTC text, whatever the browser\'s zone');
+      eq(await page.$eval('#f-since', (e) => e.value), '2026-12-02 06:00', 'shown as typed');
+      await typeInto('#f-since', '2026-12-02T01:00:00-05:00');
+      await rendered(() => page.click('#f-apply'));
+      eq(await since(), '2026-12-02T06:00:00.000Z', 'RFC 3339 with an offset');
+      const before = Date.now();
+      await typeInto('#f-since', '2h');
+      await rendered(() => page.click('#f-apply'));
+      const ago = before - Date.parse(await since());
+      check(ago > 2 * 3600e3 - 5e3 && ago < 2 * 3600e3 + 5e3, `2h is kept absolute in the URL (${await since()})`);
+      const hash = await page.evaluate(() => window.location.hash);
+      const sent = requests.length;
+      await typeInto('#f-until', 'yesterday');
+      await page.click('#f-apply');
+      await page.waitForSelector('#f-until-error');
+      check((await text('#f-until-error')).startsWith('"yesterday" is not a time.'), 'the error in words');
+      eq(await page.evaluate(() => window.location.hash), hash, 'nothing applied');
+      eq(requests.length, sent, 'nothing sent');
+    } finally {
+      await page.emulateTimezone();
+    }
+  });
+
+  await step('390 px: row checkboxes of 24 px and more, a visible "Select all on this page"; Replay selected… previews those ids', async () => {
+    await page.setViewport({ width: 390, height: 844, hasTouch: true, isMobile: true }); // reloads the page
+    await until('the reloaded page to render', async () => (await readyGen()) > 0);
+    try {
+      await go('#/dlq?queue=emails');
+      await page.waitForSelector('#dlq-table');
+      const ids = (await dlqRows()).map((r) => r.id);
+      eq(ids.length, 20, 'a page of emails');
+      const boxes = await page.$$eval('#dlq-table input.row-select', (bs) => bs.map((b) => { const r = b.getBoundingClientRect(); return [r.width, r.height]; }));
+      check(boxes.every(([w, hh]) => w >= 24 && hh >= 24), `row checkboxes: ${JSON.stringify(boxes.slice(0, 2))}`);
+      const all = await page.$eval('#select-page', (b) => { const r = b.getBoundingClientRect(); return [r.width, r.height, b.labels[0]?.textContent]; });
+      check(all[0] >= 24 && all[1] >= 24 && all[2] === 'Select all on this page', `select all: ${JSON.stringify(all)}`);
+      await page.tap(`#dlq-table tr[data-id="${ids[0]}"] input.row-select`);
+      await page.tap(`#dlq-table tr[data-id="${ids[1]}"] input.row-select`);
+      eq(await text('#selection-count'), '2 selected', 'two rows tapped');
+      await page.$eval('#selection-bar', (e) => e.scrollIntoView());
+      await shot('select-390', false);
+      await page.tap('#select-page');
+      eq(await text('#selection-count'), '20 selected', 'all of the page');
+      const from = posts.length;
+      await page.tap('#replay-selected');
+      await page.waitForSelector('#batch-replay-form');
+      eq(postedTo('/dlq/replay', from), [{ filter: { ids: [...ids].sort((a, b) => a - b) }, dry_run: true }], 'the preview of those ids');
+      await shot('select-390-preview', false);
+      await page.keyboard.press('Escape');
+      await rendered(() => page.click('#clear-selection'));
+    } finally {
+      await page.setViewport({ width: 1280, height: 800 });
+      await until('the reloaded page to render', async () => (await readyGen()) > 0);
+    }
+  });
+
+  await step('on-call polish: no "Loading…" beside a problem, dark mode, readable chart and zero counts, overview refresh, audit details, skip link', async () => {
+    // A page that fails says why, and nothing beside it keeps loading.
+    await go('#/dlq?error_class=bogus');
+    await page.waitForSelector('#main .problem-422');
+    check(!(await text('#main')).includes('Loading'), `no "Loading…" beside the problem box: ${await text('#main')}`);
+    // On a fresh load the first Tab stop is "Skip to content"; after navigating, the heading has the focus.
+    await page.reload({ waitUntil: 'load' });
+    await until('the fresh page to render', async () => (await readyGen()) > 0);
+    await page.keyboard.press('Tab');
+    eq(await page.evaluate(() => document.activeElement.id), 'skip-link', 'the first Tab stop');
+    // Audit details: payloads as JSON, runs linked.
+    await go('#/audit?action=payload_edit');
+    await page.waitForSelector('#audit-table');
+    eq(await page.evaluate(() => document.activeElement.tagName), 'H1', 'the heading has the focus after navigating');
+    const json = await page.$eval('#audit-table tbody tr pre.json', (p) => p.textContent);
+    check(json.includes('"previous_payload": {') && json.includes('"api_key": "***"') && !json.includes('\\"'), `payloads as JSON: ${json}`);
+    check(await exists(`#audit-table tbody tr a[href="#/m/emails/${SEED.story.id}"]`), 'the message is linked');
+    await go('#/audit?action=batch_replay');
+    const runs = await page.$$eval('#audit-table tbody tr', (trs) => trs.map((t) => t.querySelector('.c-details a')?.getAttribute('href')));
+    check(runs.length > 0 && runs.every((href) => /^#\/replays\/\d+$/.test(href || '')), `batch runs linked: ${runs}`);
+    // The overview at 390 px, in both schemes; it refreshes in place every 5 s.
+    await page.setViewport({ width: 390, height: 844 });
+    try {
+      await go('#/queues');
+      await page.waitForSelector('#hourly-chart');
+      const gen = await readyGen();
+      await rest('POST', '/queues/ui-refresh/messages', { body: { payload: 'p' } });
+      const labelPx = await page.$$eval('#hourly-chart text.axis', (ts) => Math.min(...ts.map((t) => parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a)));
+      check(labelPx >= 11, `chart labels are ${labelPx.toFixed(1)} px`);
+      const contrast = () => page.$eval('#queues-table td.zero', (td) => {
+        const rgb = (c) => c.match(/[\d.]+/g).map(Number);
+        let el = td; let bg = 'rgba(0, 0, 0, 0)';
+        while (el && /rgba\(0, 0, 0, 0\)|transparent/.test(bg)) { bg = getComputedStyle(el).backgroundColor; el = el.parentElement; }
+        const lum = (c) => { const [r, g, b] = rgb(c).slice(0, 3).map((v) => { const x = v / 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const [a, b] = [lum(getComputedStyle(td).color), lum(bg)].sort((x, y) => y - x);
+        return (a + 0.05) / (b + 0.05);
+      });
+      const light = await contrast();
+      check(light >= 4.5, `zero counts, light: ${light.toFixed(2)}:1`);
+      await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'dark' }]);
+      const bodyLum = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      check(/^rgb\((\d+), (\d+), (\d+)\)$/.test(bodyLum) && bodyLum.match(/\d+/g).slice(0, 3).every((v) => Number(v) < 60), `dark background: ${bodyLum}`);
+      const dark = await contrast();
+      check(dark >= 4.5, `zero counts, dark: ${dark.toFixed(2)}:1`);
+      await shot('overview-dark-390', false);
+      await page.emulateMediaFeatures([]);
+      await until('the overview to refresh by itself', async () => exists('#queues-table tr[data-queue="ui-refresh"]'), 8000);
+      eq(await readyGen(), gen, 'refreshed in place, not navigated');
+    } finally {
+      await page.emulateMediaFeatures([]);
+      await page.setViewport({ width: 1280, height: 800 });
+    }
+  }, [/status of 422/]);
+
+  // ---- roles and tokens ------------------------------------------------------------------------------
+  await step('a reader token: the header names it; what needs the admin role is disabled, saying so, and sends nothing', async () => {
+    await setToken(READER);
+    eq(await text('#token-state'), 'Signed in as ui-reader (reader)', 'the header reads /whoami');
+    const from = posts.length;
+    const gated = (sels) => page.evaluate((ss) => ss.map((sel) => {
+      const b = document.querySelector(sel);
+      return b ? [sel, b.disabled, b.title] : [sel, 'missing'];
+    }), sels);
+    const allGated = (found, where) => {
+      for (const f of found) eq(f.slice(1), [true, 'needs the admin role'], `${where}: ${f[0]}`);
+    };
+    await go(`#/m/webhooks/${SEED.hook.id}`);
+    await page.waitForSelector('#timeline');
+    allGated(await gated(['#msg-replay', '#msg-dismiss']), 'message');
+    check((await text('.head-actions')).includes('needs the admin role'), 'the message page says why');
+    await page.click('#msg-replay').catch(() => {});
+    check(!(await exists('#replay-dialog')), 'no replay dialog');
+    await shot('reader-disabled-1280');
+    await go('#/dlq?queue=webhooks');
+    await page.waitForSelector('#dlq-table');
+    await page.click(`#dlq-table tr[data-id="${SEED.hook.id}"] input.row-select`);
+    allGated(await gated(['#replay-selected', '#dismiss-selected', '#replay-matching', '#dismiss-matching']), 'batch');
+    await rendered(() => page.click('#clear-selection'));
+    await go(`#/incidents/${SEED.incidents.smtp}`);
+    await page.waitForSelector('#dlq-table');
+    allGated(await gated(['#inc-replay', '#inc-dismiss', '#inc-mute']), 'incident');
+    await page.click('#inc-mute').catch(() => {});
+    check(!(await exists('#mute-dialog')), 'no mute dialog');
+    await go(`#/replays/${runId}`);
+    await page.waitForSelector('#run-status');
+    allGated(await gated(['#run-pause', '#run-resume', '#run-cancel']), 'run');
+    await go('#/audit');
+    check((await text('#audit-needs-role')).startsWith('The audit log needs the admin role'), 'the audit log says why');
+    eq(posts.slice(from), [], 'no POST sent');
+    eq((await rest('GET', `/queues/webhooks/messages/${SEED.hook.id}`)).status, 'dead', 'still dead');
+    eq((await rest('GET', `/dlq/incidents/${SEED.incidents.smtp}`)).muted_until, null, 'API: not muted');
+  });
+
+  await step('a wrong token: the header reads "Token not accepted", and the 401 box says so', async () => {
     await setToken('this-is-not-a-token');
+    eq(await text('#token-state'), 'Token not accepted', 'never "Token set" after a 401');
     await go('#/');
     await page.waitForSelector('.problem-401');
     const t = await text('.problem-401');
-    check(t.includes('401') && t.includes('Enter a valid API token'), `401 explained: ${t}`);
+    check(t.includes('401 — Token not accepted') && t.includes('Enter a valid API token'), `401 explained: ${t}`);
     check(await page.evaluate(() => document.activeElement.id === 'token-input'), 'the token field has the focus');
     await shot('unauthorized-1280');
+    await page.click('#token-forget');
+    await until('the header to say so', async () => (await text('#token-state')) === 'Not signed in');
+    await page.waitForSelector('.problem-401');
+    check((await text('.problem-401')).includes('401 — Not signed in'), 'no token: "Not signed in"');
   }, [/status of 401/]);
 
   // ---- a 400 px window ---------------------------------------------------------------------------------
@@ -917,6 +1084,7 @@ try {
       // The UI itself, same-origin on the tokenless server, still works: it dismisses the message.
       await other.goto(`${OPEN}/ui/#/m/${q}/${id}`, { waitUntil: 'load' });
       await other.waitForSelector('#msg-dismiss:not([disabled])');
+      eq(await other.$eval('#token-state', (e) => e.textContent), 'Open server: no tokens configured', 'the header on the open server');
       await other.click('#msg-dismiss');
       await other.waitForSelector('#dismiss-form');
       await other.type('#d-reason', 'dismissed from the UI, no token');
