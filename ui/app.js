@@ -1,10 +1,11 @@
-// The dlq admin UI: a hash router over six pages; it opens on the incidents. No framework, no build step.
+// The dlq admin UI: a hash router over seven pages; it opens on the incidents. No framework, no build step.
 import { h, clear, bdi } from './dom.js';
 import { getToken, setToken, explain, loadIdentity, lacksAdmin } from './api.js';
 import { renderIncidents, renderIncident } from './incidents.js';
 import { renderOverview } from './overview.js';
 import { renderDeadLetters } from './deadletters.js';
 import { renderMessage } from './message.js';
+import { renderQueue } from './queue.js';
 import { renderReplays, renderReplayRun } from './replays.js';
 import { renderAudit } from './audit.js';
 
@@ -12,6 +13,7 @@ const routes = [
   { re: /^\/(?:incidents)?$/, nav: 'incidents', page: renderIncidents },
   { re: /^\/incidents\/([0-9a-f]{16})$/, nav: 'incidents', page: renderIncident },
   { re: /^\/queues$/, nav: 'overview', page: renderOverview },
+  { re: /^\/q\/([A-Za-z0-9_-]{1,64})$/, nav: 'overview', page: renderQueue },
   { re: /^\/dlq$/, nav: 'dlq', page: renderDeadLetters },
   { re: /^\/m\/([A-Za-z0-9_-]{1,64})\/(\d{1,18})$/, nav: 'dlq', page: renderMessage },
   { re: /^\/replays$/, nav: 'replays', page: renderReplays },

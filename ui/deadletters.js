@@ -27,11 +27,17 @@ export async function renderDeadLetters(main, ctx) {
   main.append(bar, listBox);
 
   const queuesPromise = api('GET', '/queues').catch(() => null);
+  const statsPromise = filter.queue ? api('GET', `/queues/${encodeURIComponent(filter.queue)}/stats`).catch(() => null) : null;
   const page = await api('GET', '/dlq', { query: { ...filter, limit, after_id: after } });
+  const stats = await statsPromise;
   if (!ctx.isCurrent()) return;
+  if (stats && Object.keys(filter).length === 1) {
+    // Queue is the only filter: the list is the queue's dead letters, and its stats count them all.
+    bar.before(h('p', { id: 'dlq-total', class: 'big' }, h('strong', null, String(stats.dead)), ' dead in ', bdi(filter.queue), ' · ',
+      h('a', { href: `#/q/${encodeURIComponent(filter.queue)}` }, 'its other messages')));
+  }
   const rerenderBar = () => renderBar(bar, filter, page, typed);
-  const empty = page.messages.length || after || !filter.queue ? undefined : await unusedQueueText(filter.queue);
-  if (!ctx.isCurrent()) return;
+  const empty = page.messages.length || after || !stats ? undefined : unusedQueueText(filter.queue, stats);
   listBox.replaceChildren(deadLetterTable(page.messages, { onSelect: rerenderBar, empty }), deadLetterPager('/dlq', p, page));
   rerenderBar();
   const queues = await queuesPromise;
@@ -83,13 +89,7 @@ function filterForm(filter, limit) {
 
 // The sentence for an empty list of a queue that never held a message: every valid name is a
 // queue to the server, so a typo ("emial") would otherwise read as "nothing is dead".
-async function unusedQueueText(queue) {
-  let stats;
-  try {
-    stats = await api('GET', `/queues/${encodeURIComponent(queue)}/stats`);
-  } catch {
-    return undefined;
-  }
+function unusedQueueText(queue, stats) {
   const counts = ['ready', 'scheduled', 'processing', 'succeeded', 'dead', 'dismissed'].map((k) => stats[k]);
   if (counts.some((n) => n !== 0)) return undefined;
   return ['No message has ever been in queue "', bdi(queue), '" (or every one was purged): check the name.'];

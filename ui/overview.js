@@ -70,7 +70,10 @@ export async function renderOverview(main, ctx) {
   timer = setTimeout(tick, REFRESH_MS);
 }
 
-function num(n, cls) { return h('td', { class: ['num', cls, n > 0 ? 'nz' : 'zero'] }, String(n)); }
+// A count above zero links to the queue's list of that status.
+function num(n, cls, href) {
+  return h('td', { class: ['num', cls, n > 0 ? 'nz' : 'zero'] }, n > 0 && href ? h('a', { href }, String(n)) : String(n));
+}
 
 function queuesTable(queues) {
   if (!queues.length) return h('p', { class: 'empty' }, 'No queues yet: a queue appears when its first message is enqueued.');
@@ -78,18 +81,18 @@ function queuesTable(queues) {
   return h('div', { class: 'table-wrap' }, h('table', { class: 'data cards', id: 'queues-table' },
     h('caption', { class: 'sr-only' }, 'Messages per queue and status'),
     h('thead', null, h('tr', null, cols.map((c, i) => h('th', { scope: 'col', class: i ? 'num' : null }, c)))),
-    h('tbody', null, queues.map((q) => h('tr', { 'data-queue': q.queue },
+    h('tbody', null, queues.map((q) => { const list = (s) => `#/q/${encodeURIComponent(q.queue)}?status=${s}`; return h('tr', { 'data-queue': q.queue },
       h('th', { scope: 'row', 'data-label': 'Queue' }, h('a', { href: `#/dlq?queue=${encodeURIComponent(q.queue)}`, title: `Dead letters of ${q.queue}` }, q.queue)),
-      withLabel(num(q.ready, 'c-ready'), 'Ready'),
-      withLabel(num(q.scheduled, 'c-scheduled'), 'Scheduled'),
-      withLabel(num(q.processing, 'c-processing'), 'Processing'),
+      withLabel(num(q.ready, 'c-ready', list('pending')), 'Ready'),
+      withLabel(num(q.scheduled, 'c-scheduled', list('pending')), 'Scheduled'),
+      withLabel(num(q.processing, 'c-processing', list('processing')), 'Processing'),
       withLabel(q.dead > 0
         ? h('td', { class: 'num c-dead nz dead' }, h('a', { href: `#/dlq?queue=${encodeURIComponent(q.queue)}` }, String(q.dead)))
         : num(q.dead, 'c-dead'), 'Dead'),
       withLabel(h('td', { class: 'num c-oldest-dead' }, fmtAge(q.oldest_dead_age_seconds)), 'Oldest dead'),
-      withLabel(num(q.succeeded, 'c-succeeded'), 'Succeeded'),
-      withLabel(num(q.dismissed, 'c-dismissed'), 'Dismissed'),
-      withLabel(h('td', { class: 'num c-oldest-ready' }, fmtAge(q.oldest_ready_age_seconds)), 'Oldest ready'))))));
+      withLabel(num(q.succeeded, 'c-succeeded', list('succeeded')), 'Succeeded'),
+      withLabel(num(q.dismissed, 'c-dismissed', list('dismissed')), 'Dismissed'),
+      withLabel(h('td', { class: 'num c-oldest-ready' }, fmtAge(q.oldest_ready_age_seconds)), 'Oldest ready')); }))));
 }
 
 function pager(chartQueue, after, back, shown, nextAfter) {

@@ -1,7 +1,8 @@
 // Seeds a fresh dlqd over HTTP for the UI test, and writes what it made to $DLQ_UI_SEED.
 // Queues: emails (many dead send_email of two causes, more than one page), billing (charge_card,
 // not idempotent), reports (ready, scheduled, processing, succeeded, dead for several reasons),
-// webhooks (a lease that expired), exports (a big batch for the slow, paused replay run).
+// webhooks (a lease that expired), exports (a big batch for the slow, paused replay run), images
+// (two messages retrying, three never tried: the queue's own lists).
 // Every cause is an incident; the emails' second cause died over the last 20 hours (X-Now).
 import { writeFileSync } from 'node:fs';
 
@@ -120,6 +121,19 @@ await enqueue('exports', expItems);
 const exps = await claimAll('exports', 30, ['export_csv'], 'worker-exports');
 for (const m of exps) await fail(m, { error: 'disk full', error_class: 'unknown', retryable: false });
 
+// images: two resize_image that failed once and are due again in an hour (retrying), then one
+// resize_image and two make_thumbnail never tried; pending 5 in all.
+const retrying = [];
+for (const n of [1, 2]) {
+  await enqueue('images', [{ payload: payload({ image: `retry-${n}.png` }), job_type: 'resize_image', max_retries: 3 }]);
+  const [m] = await claimAll('images', 1, ['resize_image'], 'worker-images');
+  await fail(m, { error: `image server timed out (${n})`, error_class: 'timeout', retry_in: 3600 });
+  retrying.push(m.id);
+}
+const fresh = await enqueue('images', [{ payload: payload({ image: 'a.png' }), job_type: 'resize_image' },
+  { payload: payload({ image: 'b.png' }), job_type: 'make_thumbnail' }, { payload: payload({ image: 'c.png' }), job_type: 'make_thumbnail' }]);
+seed.images = { retrying: retrying.map((id) => id), fresh: fresh.map((m) => m.id) };
+
 // Wait for the reaper to kill the webhook lease (<= 1 s after expiry).
 for (;;) {
   const m = await call('GET', `/queues/webhooks/messages/${hook.id}`);
@@ -131,7 +145,8 @@ for (;;) {
 const queues = await call('GET', '/queues');
 for (const q of queues.queues) seed.queues[q.queue] = q;
 const expect = { emails: { dead: 51 }, billing: { dead: 6, succeeded: 2 },
-  reports: { ready: 3, scheduled: 2, processing: 1, succeeded: 2, dead: 4 }, webhooks: { dead: 1 }, exports: { dead: 30 } };
+  reports: { ready: 3, scheduled: 2, processing: 1, succeeded: 2, dead: 4 }, webhooks: { dead: 1 }, exports: { dead: 30 },
+  images: { ready: 3, scheduled: 2, dead: 0 } };
 for (const [q, counts] of Object.entries(expect)) {
   for (const [k, v] of Object.entries(counts)) {
     if (seed.queues[q]?.[k] !== v) throw new Error(`seed: ${q}.${k} is ${seed.queues[q]?.[k]}, expected ${v}`);

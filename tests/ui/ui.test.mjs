@@ -882,6 +882,31 @@ try {
     }
   }, [/status of 422/]);
 
+  await step('one queue\'s lists: Retrying by default, newest first; the total from stats; filters; order; Go to id', async () => {
+    const { retrying, fresh } = SEED.images;
+    const ids = () => page.$$eval('#q-table tbody tr', (trs) => trs.map((t) => Number(t.dataset.id)));
+    await go('#/queues');
+    await page.waitForSelector('#queues-table');
+    await rendered(() => page.click('#queues-table tr[data-queue="images"] .c-ready a'));
+    eq(await page.evaluate(() => window.location.hash), '#/q/images?status=pending', 'the ready count links the pending list');
+    eq(await ids(), [...retrying, ...fresh].reverse(), 'pending, newest first');
+    eq(await text('#q-total'), '5 pending in images', 'the total from stats');
+    await rendered(() => page.click('#tab-retrying'));
+    eq(await ids(), [...retrying].reverse(), 'retrying: the seeded retrying message first');
+    eq(await text('#q-total'), '5 pending in images (this list is filtered: retrying only)', 'a filtered page says so');
+    await shot('queue-retrying-1280');
+    await rendered(() => page.click('#q-order'));
+    eq(await ids(), retrying, 'oldest first');
+    await go('#/q/images?status=pending&job_type=make_thumbnail');
+    eq(await ids(), [...fresh.slice(1)].reverse(), 'filtered by job type');
+    check((await text('#q-total')).includes('filtered: job type = make_thumbnail'), 'the total says filtered');
+    await typeInto('#q-goto-id', String(retrying[1]));
+    await rendered(() => page.click('#q-goto-go'));
+    eq(await page.evaluate(() => window.location.hash), `#/m/images/${retrying[1]}`, 'Go to id');
+    await go('#/dlq?queue=emails');
+    eq(await text('#dlq-total'), `${(await rest('GET', '/queues/emails/stats')).dead} dead in emails · its other messages`, 'the dead-letter page\'s total');
+  });
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: the header names it; what needs the admin role is disabled, saying so, and sends nothing', async () => {
     await setToken(READER);
