@@ -1,6 +1,6 @@
 // Dialogs: replay and dismiss one message; batch replay and batch dismiss (preview -> confirm);
 // mute an incident.
-import { h, field, select, badge, truncate, timeEl, fmtTime, localToIso, revealed } from './dom.js';
+import { h, field, select, badge, truncate, timeEl, fmtTime, localToIso, revealed, prettyPayload } from './dom.js';
 import { api, ApiError } from './api.js';
 import { problemBox, navigate, showOk } from './app.js';
 
@@ -174,15 +174,40 @@ export function batchDismissDialog({ filter, describe, onDone, title }) {
   preview();
 }
 
+/** Where JSON.parse gave up in text, as {line, column} (1-based), or null when it did not say. */
+function jsonErrorAt(text, err) {
+  const m = /position (\d+)/.exec(String(err && err.message));
+  if (!m) return null;
+  const before = text.slice(0, Number(m[1]));
+  const lines = before.split('\n');
+  return { line: lines.length, column: lines[lines.length - 1].length + 1, offset: Number(m[1]) };
+}
+
+// The server checks an edit as JSON when the stored payload is JSON, or the edit starts with { or [
+// (api-decisions: replay edits); the dialog checks the same before sending.
+function checkedAsJson(stored, edited) {
+  if (/^\s*[[{]/.test(edited)) return true;
+  try { const v = JSON.parse(stored); return v !== null && typeof v === 'object'; } catch { return false; }
+}
+
 /** Replay one message: reason, optional edited payload (masks kept), schedule, force. */
 export function replayOneDialog(m, onDone) {
   const { dlg, body } = openDialog('replay-dialog', `Replay message #${m.id}`);
   const reason = h('input', { name: 'reason', id: 'r-reason', autocomplete: 'off' });
   const edit = h('input', { type: 'checkbox', id: 'r-edit' });
-  const payload = h('textarea', { id: 'r-payload', name: 'payload', rows: '8', spellcheck: 'false', disabled: true });
-  payload.value = m.payload;
+  const shown = prettyPayload(m.payload);
+  const rows = Math.min(24, Math.max(10, shown.split('\n').length + 1));
+  const payload = h('textarea', { id: 'r-payload', name: 'payload', rows: String(rows), spellcheck: 'false', disabled: true });
+  payload.value = shown;
+  const asText = h('input', { type: 'checkbox', id: 'r-not-json' });
+  const asTextWarning = h('p', { class: 'warning', id: 'r-not-json-warning', hidden: true },
+    'Sent as text, as typed. If it starts with { or [ but is not JSON, the views for people cannot mask it field by field and may show it as ***withheld***; the worker gets it as typed.');
+  const payloadError = h('div', { id: 'r-payload-error', 'aria-live': 'assertive' });
   const editBox = h('div', { class: 'edit-box', hidden: true },
-    field('Payload', payload, 'Values shown as "***" are secrets: leave them as "***" and the stored value is kept.'));
+    field('Payload', payload, 'Values shown as "***" are secrets: leave them as "***" and the stored value is kept.'), payloadError,
+    h('div', { class: 'check' }, asText, h('label', { for: 'r-not-json' }, 'Send as text, not JSON')), asTextWarning);
+  asText.addEventListener('change', () => { asTextWarning.hidden = !asText.checked; payloadError.replaceChildren(); });
+  payload.addEventListener('input', () => payloadError.replaceChildren());
   edit.addEventListener('change', () => { editBox.hidden = !edit.checked; payload.disabled = !edit.checked; if (edit.checked) payload.focus(); });
   const when = select('when', [['now', 'Now'], ['delay', 'After a delay'], ['at', 'At a time']], 'now', { id: 'r-when' });
   const delay = h('input', { type: 'number', id: 'r-delay', min: '0', step: '1', value: '60' });
@@ -206,7 +231,24 @@ export function replayOneDialog(m, onDone) {
     ev.preventDefault();
     const req = {};
     if (reason.value.trim()) req.reason = reason.value.trim();
-    if (edit.checked && payload.value !== m.payload) req.payload = payload.value;
+    if (edit.checked && payload.value !== shown) {
+      req.payload = payload.value;
+      if (asText.checked) {
+        req.payload_is_json = false;
+      } else if (checkedAsJson(m.payload, payload.value)) {
+        try {
+          JSON.parse(payload.value);
+        } catch (e) {
+          // Refused here, the text kept: the operator fixes it, or sends it as text.
+          const at = jsonErrorAt(payload.value, e);
+          payloadError.replaceChildren(h('p', { class: 'problem-inline', id: 'r-payload-invalid' },
+            `The payload is not valid JSON${at ? ` at line ${at.line}, column ${at.column}` : ''}: ${e.message}. Fix it, or tick "Send as text, not JSON".`));
+          payload.focus();
+          if (at) payload.setSelectionRange(at.offset, at.offset);
+          return;
+        }
+      }
+    }
     if (when.value === 'delay') req.delay_seconds = Number(delay.value || 0);
     if (when.value === 'at') {
       const iso = localToIso(at.value);

@@ -907,6 +907,31 @@ try {
     eq(await text('#dlq-total'), `${(await rest('GET', '/queues/emails/stats')).dead} dead in emails · its other messages`, 'the dead-letter page\'s total');
   });
 
+  await step('replay with an edit that is not JSON: refused at once with line and column, the text kept; then sent as text', async () => {
+    const target = (await rest('GET', '/dlq?queue=billing&limit=1')).messages[0];
+    await go(`#/m/billing/${target.id}`);
+    await page.click('#msg-replay');
+    await page.waitForSelector('#replay-form');
+    const box = await page.$eval('#r-payload', (t) => [t.rows, t.value]);
+    check(box[0] >= 10 && box[1].startsWith('{\n  "'), `the edit box is pretty-printed, 10 rows or more: ${JSON.stringify(box)}`);
+    await page.click('#r-edit');
+    const broken = '{"to": "x@example.com", oops';
+    await setValue('#r-payload', broken);
+    const from = posts.length;
+    await page.click('#r-confirm');
+    await page.waitForSelector('#r-payload-invalid');
+    check((await text('#r-payload-invalid')).startsWith('The payload is not valid JSON at line 1, column 25'), `refused: ${await text('#r-payload-invalid')}`);
+    eq(await page.$eval('#r-payload', (t) => t.value), broken, 'the text is kept');
+    eq(postedTo(`/queues/billing/messages/${target.id}/replay`, from), [], 'nothing sent');
+    await page.click('#r-not-json');
+    check((await text('#r-not-json-warning')).includes('***withheld***'), 'the warning says views may show it withheld');
+    await shot('replay-not-json-1280');
+    await rendered(() => page.click('#r-confirm'));
+    check((await text('#notice')).includes(`#${target.id} replayed`), 'replayed as text');
+    eq(postedTo(`/queues/billing/messages/${target.id}/replay`, from), [{ payload: broken, payload_is_json: false }], 'sent with payload_is_json: false');
+    eq((await rest('GET', `/queues/billing/messages/${target.id}`)).status, 'pending', 'API: pending');
+  });
+
   // ---- roles and tokens ------------------------------------------------------------------------------
   await step('a reader token: the header names it; what needs the admin role is disabled, saying so, and sends nothing', async () => {
     await setToken(READER);
