@@ -1,4 +1,5 @@
-// Audit entries for single-message actions: who, what, why, and the result in `details`.
+// Audit entries for single-message actions and incident mutes: who, what, why, and the result
+// in `details`.
 #include "core/audit.hpp"
 
 #include <boost/json.hpp>
@@ -53,6 +54,21 @@ AuditEntry dismiss_audit(const Message& before, const Message& after,
   d["status_before"] = to_string(before.status);
   d["status"] = to_string(after.status);
   e.details = json::serialize(d);
+  return e;
+}
+
+AuditEntry incident_mute_audit(const std::string& fingerprint, std::optional<TimeMs> until,
+                               std::optional<TimeMs> previous_until,
+                               const std::optional<std::string>& reason,
+                               const std::optional<std::string>& actor, TimeMs now) {
+  AuditEntry e;
+  e.at = now;
+  e.actor = actor;
+  e.action = "incident_mute";
+  e.filter = json::serialize(json::object{{"fingerprint", fingerprint}});
+  e.reason = reason;
+  e.details = json::serialize(json::object{{"until", time_or_null(until)},
+                                           {"previous_until", time_or_null(previous_until)}});
   return e;
 }
 

@@ -19,5 +19,10 @@ AuditEntry replay_audit(const Message& before, const Message& after, const Repla
 AuditEntry dismiss_audit(const Message& before, const Message& after,
                          const std::optional<std::string>& reason,
                          const std::optional<std::string>& actor, TimeMs now);
+// `incident_mute`: the mute `until` sets (none: un-mute) and the one it replaced.
+AuditEntry incident_mute_audit(const std::string& fingerprint, std::optional<TimeMs> until,
+                               std::optional<TimeMs> previous_until,
+                               const std::optional<std::string>& reason,
+                               const std::optional<std::string>& actor, TimeMs now);
 
 }  // namespace dlq::core

@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "core/access.hpp"
+#include "core/audit.hpp"
 #include "core/lease_tokens.hpp"
 #include "core/replay_runner.hpp"
 #include "core/task_host.hpp"
@@ -349,10 +350,6 @@ void hide_ended_mute(store::Incident& i, TimeMs now) {
   i.mute_reason.reset();
 }
 
-json::value time_or_null(std::optional<TimeMs> t) {
-  return t ? json::value(format_rfc3339(*t)) : json::value(nullptr);
-}
-
 }  // namespace
 
 awaitable<std::vector<store::Incident>> DeadLetterDesk::incidents(const RequestContext& ctx,
@@ -381,15 +378,7 @@ awaitable<std::optional<store::IncidentMuted>> DeadLetterDesk::mute_incident(
   params.now = ctx.now;
   params.audit = [&ctx, fingerprint, until = params.until,
                   reason = in.reason](std::optional<TimeMs> previous_until) {
-    AuditEntry e;
-    e.at = ctx.now;
-    e.actor = ctx.actor;
-    e.action = "incident_mute";
-    e.filter = json::serialize(json::object{{"fingerprint", fingerprint}});
-    e.reason = reason;
-    e.details = json::serialize(json::object{{"until", time_or_null(until)},
-                                             {"previous_until", time_or_null(previous_until)}});
-    return e;
+    return incident_mute_audit(fingerprint, until, previous_until, reason, ctx.actor, ctx.now);
   };
   co_return co_await store_.incident_mute(std::move(params));
 }
