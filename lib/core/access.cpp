@@ -93,22 +93,29 @@ AccessDecision AccessControl::check(Access needed, const std::string* authorizat
   if (needed == Access::reader_unless_public_metrics) {
     needed = public_metrics_ ? Access::open : Access::reader;
   }
-  if (table.empty()) return {Verdict::allowed, std::string(kAnonymous), {Role::admin}, false};
+  // Roles are listed only for the route that shows them (GET /whoami): no allocation on others.
+  const bool list_roles = needed == Access::any_token;
+  if (table.empty()) {
+    return {Verdict::allowed, std::string(kAnonymous),
+            list_roles ? std::vector<Role>{Role::admin} : std::vector<Role>{}, false};
+  }
   if (needed == Access::open) return {Verdict::allowed, std::string(kAnonymous), {}, true};
   std::optional<std::string_view> token;
   if (authorization) token = bearer_token(*authorization);
   const Principal* who = token ? table.find(*token) : nullptr;
   if (!who) return {Verdict::unauthorized, std::string(kAnonymous), {}, true};
-  std::vector<Role> roles;
-  for (Role r : {Role::producer, Role::worker, Role::reader, Role::admin}) {
-    if (std::find(who->roles.begin(), who->roles.end(), r) != who->roles.end()) roles.push_back(r);
+  if (list_roles) {
+    std::vector<Role> roles;
+    for (Role r : {Role::producer, Role::worker, Role::reader, Role::admin}) {
+      if (std::find(who->roles.begin(), who->roles.end(), r) != who->roles.end()) roles.push_back(r);
+    }
+    return {Verdict::allowed, who->name, std::move(roles), true};
   }
-  if (needed == Access::any_token) return {Verdict::allowed, who->name, std::move(roles), true};
   Role role = needed == Access::producer ? Role::producer
               : needed == Access::worker ? Role::worker
               : needed == Access::reader ? Role::reader
                                          : Role::admin;
-  return {who->may(role) ? Verdict::allowed : Verdict::forbidden, who->name, std::move(roles), true};
+  return {who->may(role) ? Verdict::allowed : Verdict::forbidden, who->name, {}, true};
 }
 
 }  // namespace dlq::core

@@ -56,8 +56,8 @@ struct AccessDecision {
   Verdict verdict = Verdict::allowed;
   // The token's name, or "anonymous" when no token was needed or none is configured.
   std::string actor;
-  // The token's roles in Role's order, each once; without tokens every request is admin. None
-  // for an open route's caller when tokens are configured (its token is not looked at).
+  // For Access::any_token only (empty otherwise): the token's roles in Role's order, each once;
+  // without tokens, admin.
   std::vector<Role> roles;
   bool tokens_configured = false;
 };
