@@ -2,6 +2,8 @@
 // whether it takes a value, and of which type, follows from that.
 #include "command_line.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <optional>
 #include <set>
@@ -22,20 +24,22 @@ namespace {
 
 constexpr const char* kUsage = R"(dlqctl: operate a dlqd server over its HTTP API
 Usage: dlqctl [--url URL] [--token TOKEN] [--ca-file PEM] [--json] COMMAND [ARGS] [FLAGS]
+       dlqctl help COMMAND (or COMMAND --help): one command's flags and an example
 
 Commands:
   queues                                 every queue with its counts, by name (--limit, --after)
   stats Q                                one queue's counts
-  ls --queue Q [--status S]              a queue's messages (--limit, --offset)
+  ls --queue Q [--status S|--retrying]   a queue's messages with their total (--job-type,
+         [--order desc]                  --error-class, --limit, --offset)
   ls --dead [FILTER]                     dead messages across queues (--limit, --after)
   show Q ID                              one message
-  attempts Q ID                          a message's attempt history (--limit, --after)
-  replay Q ID [--reason R] [--edit FILE|-] [--delay S] [--force] [--dry-run]
+  attempts Q ID [--full]                 a message's attempt history with causes and stacks
+  replay Q ID [--reason R] [--edit FILE|- [--not-json]] [--delay S] [--force] [--dry-run]
   replay --dead [FILTER] [--rate N] [--delay S] [--reason R] [--keep-order]
          [--acknowledge-side-effects] [--no-follow] [--dry-run] [--yes]
                                          preview, ask, start a run and follow it
   runs                                   replay runs, newest first (--limit, --after)
-  run ID [pause|resume|cancel]           show or change a replay run
+  run ID [--follow | pause|resume|cancel] show, follow or change a replay run
   dismiss Q ID --reason R                a dead message: won't fix
   dismiss --dead [FILTER] --reason R [--dry-run] [--yes]
   incidents [--queue Q] [--job-type T] [--error-class C] [--since T] [--until T]
@@ -47,19 +51,90 @@ Commands:
   audit [--action A] [--actor N] [--queue Q] [--since T] [--until T]
   enqueue Q PAYLOAD|- [--job-type T] [--idempotency-key K] [--delay S]
          [--priority P] [--max-retries N]
+  whoami                                 who the token is and what its roles allow
   health [--ready]                       GET /healthz (or /readyz); for health checks
   hash-token                             SHA-256 of the token on stdin (as dlqd hash-token)
 
 FILTER: --queue Q --job-type T --error-class C --dead-reason R --since T --until T
         --incident FP (in `ls --dead`, --reason R also filters by dead reason);
         ls, replay and dismiss with --incident FP imply --dead
-Times: RFC 3339 (2026-06-01T00:00:00Z) or "YYYY-MM-DD HH:MM:SS" (UTC).
+Times: RFC 3339 (2026-06-01T00:00:00Z), "YYYY-MM-DD HH:MM:SS" (UTC), or an age: 45s, 30m,
+       2h, 1d ago (mute --until: from now).
 Environment: DLQ_URL (default http://127.0.0.1:8080; https:// for a TLS proxy in front of
-             dlqd), DLQ_TOKEN, DLQ_CA_FILE.
+             dlqd), DLQ_TOKEN, DLQ_CA_FILE, COLUMNS (table width when not a terminal).
 Exit status: 0 ok; 1 the server refused (the problem is printed) or you answered no;
-             2 bad usage; 3 the server could not be reached, timed out or failed (5xx).
+             2 bad usage; 3 the server could not be reached, timed out, failed (5xx) or
+             answered with something that is not dlq's JSON; 130 Ctrl-C while following.
 
 Options)";
+
+// One command's page for `dlqctl help CMD`: how it is called, what it does, an example.
+struct CommandHelp {
+  const char* command;
+  const char* synopsis;  // after "dlqctl "; a second form on its own line
+  const char* what;
+  const char* example;
+};
+
+const CommandHelp kCommandHelp[] = {
+    {"queues", "queues [--limit N] [--after Q]", "Every queue with its counts, by name.",
+     "dlqctl queues --limit 50"},
+    {"stats", "stats Q", "One queue's counts by status, and its oldest ages.", "dlqctl stats emails"},
+    {"ls",
+     "ls --queue Q [--status S | --retrying] [--order asc|desc] [--job-type T] [--error-class C]\n"
+     "       [--limit N] [--offset N]\n"
+     "ls --dead [--queue Q] [--job-type T] [--error-class C] [--dead-reason R] [--since T]\n"
+     "       [--until T] [--incident FP] [--limit N] [--after ID]",
+     "A queue's messages, oldest first (--order desc: newest first), with the total its stats\n"
+     "count; or the dead letters across queues, oldest first.",
+     "dlqctl ls --queue emails --retrying --error-class timeout"},
+    {"show", "show Q ID", "One message, its payload masked as the server shows it to people.",
+     "dlqctl show emails 42"},
+    {"attempts", "attempts Q ID [--full] [--limit N --after N]",
+     "A message's attempt history: each claim, failure (with its cause and the first 5 stack\n"
+     "lines; --full: all), release and replay. Without --limit every page is fetched.",
+     "dlqctl attempts emails 42 --full"},
+    {"replay",
+     "replay Q ID [--reason R] [--edit FILE|- [--not-json]] [--delay S] [--force] [--dry-run]\n"
+     "replay --dead [FILTER] [--rate N] [--delay S] [--reason R] [--keep-order]\n"
+     "       [--acknowledge-side-effects] [--no-follow] [--dry-run] [--yes]",
+     "Replay one dead message, or every dead message a filter matches: preview, ask, start a\n"
+     "replay run and follow it (Ctrl-C stops following, not the run).",
+     "dlqctl replay --dead --incident 3f2a9c1d0b7e4f55 --reason \"smtp fixed\" --dry-run"},
+    {"runs", "runs [--limit N] [--after ID]", "Replay runs, newest first.", "dlqctl runs"},
+    {"run", "run ID [--follow]\nrun ID pause|resume|cancel",
+     "Show a replay run, follow it until it is done, or pause, resume or cancel it.",
+     "dlqctl run 4 --follow"},
+    {"dismiss", "dismiss Q ID --reason R\ndismiss --dead [FILTER] --reason R [--dry-run] [--yes]",
+     "Mark dead messages won't fix: they leave the dead-letter list, kept until retention.",
+     "dlqctl dismiss emails 42 --reason \"customer deleted\""},
+    {"incidents",
+     "incidents [--queue Q] [--job-type T] [--error-class C] [--since T] [--until T]\n"
+     "       [--sort dead|last_dead_at] [--limit N] [--cursor C]",
+     "The causes of dead letters, most dead first.", "dlqctl incidents --since 2h"},
+    {"incident", "incident FP", "One incident: its counts, sample error and alert state.",
+     "dlqctl incident 3f2a9c1d0b7e4f55"},
+    {"mute", "mute FP --until T [--reason R]",
+     "No alerts for an incident until T (an age counts from now: --until 2h); --until now\n"
+     "un-mutes.",
+     "dlqctl mute 3f2a9c1d0b7e4f55 --until 2h --reason \"known outage\""},
+    {"purge", "purge Q --status succeeded|dead|dismissed [--before T] [--yes]",
+     "Delete a queue's messages in one status for good (asks first unless --yes).",
+     "dlqctl purge emails --status succeeded --before 7d"},
+    {"audit", "audit [--action A] [--actor N] [--queue Q] [--since T] [--until T] [--limit N]",
+     "The audit log: who changed what, newest first.", "dlqctl audit --action batch_replay --since 1d"},
+    {"enqueue",
+     "enqueue Q PAYLOAD|- [--job-type T] [--idempotency-key K] [--delay S] [--priority P]\n"
+     "       [--max-retries N]",
+     "Add a message (- reads the payload from stdin).",
+     "dlqctl enqueue emails '{\"to\":\"a@example.com\"}' --job-type send_email"},
+    {"whoami", "whoami", "The token's name and roles, as the server sees them.", "dlqctl whoami"},
+    {"health", "health [--ready]",
+     "Whether dlqd answers (/healthz) or, with --ready, can use its database (/readyz).",
+     "dlqctl health --ready"},
+    {"hash-token", "hash-token", "Print the SHA-256 of the token on stdin, for auth.tokens.",
+     "printf %s \"$TOKEN\" | dlqctl hash-token"},
+};
 
 // Where a flag's value goes: a member of Global (every command takes these) or of Flags (the
 // commands' own), or nowhere (--help). A bool member is a switch; any other takes a value.
@@ -96,18 +171,24 @@ const FlagRow kFlags[] = {
     {"before", &Flags::before, "purge: entered the status before this time (default now)"},
     {"reason", &Flags::reason, "why (recorded in the history and audit log)"},
     {"edit", &Flags::edit, "replay with the payload in FILE (- for stdin)"},
+    {"not-json", &Flags::not_json, "replay --edit: the payload is text, not JSON"},
     {"delay", &Flags::delay, "seconds before the message (or run) is due"},
     {"rate", &Flags::rate, "batch replay: messages per second"},
     {"keep-order", &Flags::keep_order, "batch replay in dead_at order"},
     {"acknowledge-side-effects", &Flags::acknowledge,
      "batch replay of job types configured as not idempotent"},
     {"no-follow", &Flags::no_follow, "batch replay: start the run and return"},
+    {"follow", &Flags::follow, "run ID: follow the run until it is done (Ctrl-C stops following)"},
     {"force", &Flags::force,
      "replay even if the idempotency key already succeeded, or the message was dismissed"},
     {"dry-run", &Flags::dry_run, "show what would happen; change nothing"},
     {"yes,y", &Flags::yes, "do not ask for confirmation"},
     {"limit", &Flags::limit, "page size (1-100; attempts and queues: 1-1000)"},
     {"offset", &Flags::offset, "ls --queue: skip this many"},
+    {"order", &Flags::order, "ls --queue: asc (oldest first, the default) or desc (newest first)"},
+    {"retrying", &Flags::retrying,
+     "ls --queue: pending messages that failed or lost their lease at least once"},
+    {"full", &Flags::full, "attempts: every stack line (default: the first 5)"},
     {"after", &Flags::after,
      "paging: the next_after_id of the previous page (attempts, queues: its next_after)"},
     {"action", &Flags::action, "audit action"},
@@ -154,10 +235,13 @@ bool is_global(const FlagRow& row) {
       row.target);
 }
 
-po::options_description visible_options() {
-  po::options_description desc(kUsage);
+// The rows of kFlags that `wanted` names (all of them by default), described under `caption`.
+po::options_description visible_options(const std::string& caption = kUsage,
+                                        const std::set<std::string>* wanted = nullptr) {
+  po::options_description desc(caption);
   auto add = desc.add_options();
   for (const auto& row : kFlags) {
+    if (wanted && !wanted->contains(key_of(row))) continue;
     std::visit(
         [&](auto member) {
           using M = decltype(member);
@@ -232,17 +316,19 @@ const CommandSpec& spec_for(const std::string& command, bool dead) {
   static const std::map<std::string, CommandSpec> plain = checked({
       {"queues", {0, 0, {"limit", "after"}}},
       {"stats", {1, 1, {}}},
-      {"ls", {0, 0, {"queue", "status", "limit", "offset"}}},
+      {"ls", {0, 0, {"queue", "status", "retrying", "order", "job-type", "error-class", "limit",
+                     "offset"}}},
       {"show", {2, 2, {}}},
-      {"attempts", {2, 2, {"limit", "after"}}},
-      {"replay", {2, 2, {"reason", "edit", "delay", "force", "dry-run"}}},
+      {"attempts", {2, 2, {"limit", "after", "full"}}},
+      {"replay", {2, 2, {"reason", "edit", "not-json", "delay", "force", "dry-run"}}},
       {"runs", {0, 0, {"limit", "after"}}},
-      {"run", {1, 2, {}}},
+      {"run", {1, 2, {"follow"}}},
       {"dismiss", {2, 2, {"reason"}}},
       {"purge", {1, 1, {"status", "before", "yes"}}},
       {"audit", {0, 0, {"action", "actor", "queue", "since", "until", "limit", "after"}}},
       {"enqueue", {2, 2, {"job-type", "idempotency-key", "delay", "priority", "max-retries"}}},
       {"health", {0, 0, {"ready"}}},
+      {"whoami", {0, 0, {}}},
       {"hash-token", {0, 0, {}}},
       {"incidents", {0, 0, {"queue", "job-type", "error-class", "since", "until", "sort", "limit",
                             "cursor"}}},
@@ -279,10 +365,41 @@ void check_applies(const po::variables_map& vm, const Invocation& inv, const Com
   }
 }
 
-void check_time(const std::optional<std::string>& t, const char* flag) {
-  if (t && !dlq::parse_timestamp(*t)) {
+// An age ("45s", "30m", "2h", "1d") in milliseconds; none for any other text.
+std::optional<dlq::TimeMs> age_ms(const std::string& text) {
+  if (text.size() < 2 || text.size() > 10) return std::nullopt;
+  const std::string digits = text.substr(0, text.size() - 1);
+  if (!std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return std::nullopt;
+  }
+  static const std::map<char, dlq::TimeMs> unit = {
+      {'s', 1000}, {'m', 60'000}, {'h', 3'600'000}, {'d', 86'400'000}};
+  auto it = unit.find(text.back());
+  if (it == unit.end()) return std::nullopt;
+  return std::stoll(digits) * it->second;
+}
+
+// Checks a time flag locally (a typo is exit 2 before anything is sent) and turns an age into
+// the RFC 3339 time it names: that long ago, or from now for `ahead` (mute --until 2h).
+void resolve_time(std::optional<std::string>& t, const char* flag, bool ahead = false) {
+  if (!t) return;
+  if (auto age = age_ms(*t)) {
+    dlq::TimeMs now = dlq::SystemClock().now();
+    *t = dlq::format_rfc3339(ahead ? now + *age : now - *age);
+    return;
+  }
+  if (!dlq::parse_timestamp(*t)) {
     throw UsageError(std::string("--") + flag + ": not a time: " + *t +
-                     " (use RFC 3339 or \"YYYY-MM-DD HH:MM:SS\")");
+                     " (use RFC 3339, \"YYYY-MM-DD HH:MM:SS\" or an age: 45s, 30m, 2h, 1d)");
+  }
+}
+
+// Message and run ids are positive integers: anything else is bad usage, not a 404.
+void check_id(const std::string& id, const char* what) {
+  bool digits = !id.empty() && id.size() <= 18 &&
+                std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); });
+  if (!digits || std::stoll(id) == 0) {
+    throw UsageError(std::string(what) + " must be a positive whole number, not \"" + id + "\"");
   }
 }
 
@@ -308,17 +425,54 @@ void check_combinations(const Global& g, Invocation& inv) {
       inv.args[1] != "resume" && inv.args[1] != "cancel") {
     throw UsageError("run ID takes pause, resume or cancel, not " + inv.args[1]);
   }
-  check_time(f.since, "since");
-  if (!(inv.command == "mute" && f.until == "now")) check_time(f.until, "until");
-  check_time(f.before, "before");
-  if (!(g.timeout_s > 0 && g.timeout_s <= 3600)) throw UsageError("--timeout must be 0 to 3600 seconds");
+  if (inv.command == "ls" && f.retrying && f.status) {
+    throw UsageError("give --status or --retrying, not both (retrying messages are pending)");
+  }
+  if (inv.command == "ls" && f.order && *f.order != "desc" && *f.order != "asc") {
+    throw UsageError("--order takes desc or asc, not " + *f.order);
+  }
+  if (f.not_json && !f.edit) throw UsageError("--not-json goes with --edit FILE");
+  if (inv.command == "run" && f.follow && inv.args.size() == 2) {
+    throw UsageError("--follow goes with run ID alone, not with " + inv.args[1]);
+  }
+  const std::set<std::string> on_message = {"show", "attempts", "replay", "dismiss"};
+  if (on_message.contains(inv.command) && inv.args.size() == 2) check_id(inv.args[1], "the message id");
+  if (inv.command == "run") check_id(inv.args.at(0), "the run id");
+  resolve_time(f.since, "since");
+  if (!(inv.command == "mute" && f.until == "now")) resolve_time(f.until, "until", inv.command == "mute");
+  resolve_time(f.before, "before");
+  if (!(g.timeout_s > 0 && g.timeout_s <= 3600)) {
+    throw UsageError("--timeout takes seconds: more than 0 and at most 3600");
+  }
 }
 
 }  // namespace
 
-std::string usage() {
+std::string usage(const std::string& command) {
   std::ostringstream out;
-  out << visible_options();
+  if (command.empty()) {
+    out << visible_options();
+    return out.str();
+  }
+  const CommandHelp* page = nullptr;
+  for (const auto& h : kCommandHelp) {
+    if (command == h.command) page = &h;
+  }
+  if (!page) throw UsageError("no such command: " + command);
+  std::set<std::string> flags = spec_for(command, false).options;
+  if (command == "ls" || command == "replay" || command == "dismiss") {
+    const auto& dead = spec_for(command, true).options;
+    flags.insert(dead.begin(), dead.end());
+  }
+  std::string synopsis = page->synopsis;
+  for (std::size_t at = 0; (at = synopsis.find('\n', at)) != std::string::npos; at += 1) {
+    // A second form gets its own "dlqctl"; a continuation lines up under the first's words.
+    synopsis.insert(at + 1, synopsis.compare(at + 1, 7, "       ") == 0 ? "       " : "       dlqctl ");
+  }
+  out << "Usage: dlqctl " << synopsis << "\n\n" << page->what << "\n\n";
+  if (!flags.empty()) out << visible_options("Flags", &flags) << "\n";
+  out << "Global flags: --url, --token, --ca-file, --json, --timeout (see dlqctl --help)\n\n"
+      << "Example:\n  " << page->example;
   return out.str();
 }
 
@@ -335,8 +489,10 @@ CommandLine parse_command_line(int argc, char** argv) {
   po::notify(vm);
 
   CommandLine cl;
-  if (vm.count("help")) {
+  if (vm.count("help") || (!words.empty() && words.front() == "help")) {
     cl.help = true;
+    std::size_t at = !words.empty() && words.front() == "help" ? 1 : 0;
+    if (words.size() > at) cl.help_command = words[at];
     return cl;
   }
   if (words.empty()) throw UsageError("no command given");

@@ -17,14 +17,17 @@ struct Global {
 };
 
 struct CommandLine {
-  bool help = false;  // --help: print usage() and exit 0; nothing else was checked
+  // --help or `help`: print usage(help_command) and exit 0; nothing else was checked.
+  bool help = false;
+  std::string help_command;  // `dlqctl help CMD`, `dlqctl CMD --help`; empty: every command
   Global global;
   Invocation invocation;
 };
 
 // Throws UsageError (or boost::program_options::error) for bad usage.
 CommandLine parse_command_line(int argc, char** argv);
-// What --help prints: the synopsis and every flag with its help.
-std::string usage();
+// What --help prints: the synopsis and every flag with its help; for one command, its usage,
+// the flags it takes and an example (throws UsageError for an unknown command).
+std::string usage(const std::string& command = "");
 
 }  // namespace dlq::ctl

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <csignal>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -12,6 +13,7 @@
 
 #include <boost/json.hpp>
 
+#include "model/json_text.hpp"
 #include "output.hpp"
 #include "session.hpp"
 
@@ -21,6 +23,66 @@ namespace json = boost::json;
 namespace {
 
 constexpr auto kPollInterval = std::chrono::milliseconds(500);
+
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void note_interrupt(int) { g_interrupted = 1; }
+
+// Ctrl-C while following sets g_interrupted instead of ending dlqctl mid-line: the loop then
+// says how to follow again. SA_RESTART: a request under way completes.
+void catch_interrupt() {
+  struct sigaction sa {};
+  sa.sa_handler = note_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+}
+
+// Sleeps `d` unless Ctrl-C comes first; true if it did.
+bool interrupted_during(std::chrono::milliseconds d) {
+  constexpr auto kStep = std::chrono::milliseconds(25);
+  for (auto slept = std::chrono::milliseconds(0); slept < d && !g_interrupted; slept += kStep) {
+    std::this_thread::sleep_for(kStep);
+  }
+  return g_interrupted != 0;
+}
+
+// The type of a problem answer, its last path segment ("already-succeeded"); "" if none.
+std::string problem_type(const std::string& body) {
+  std::error_code ec;
+  json::value v = json::parse(body, ec);
+  std::string type = !ec && v.is_object() ? cell(v, "type") : "";
+  return type.substr(type.rfind('/') + 1);
+}
+
+// A refusal that a flag answers names the flag: the server speaks of fields (force,
+// acknowledge_side_effects), the operator types flags.
+[[noreturn]] void rethrow_naming_flags(const ServerRefused& e, const std::string& more = "") {
+  std::string hint = more;
+  const std::string type = problem_type(e.body);
+  if (type == "already-succeeded" || type == "replay-limit") {
+    hint = "add --force to replay it anyway";
+  } else if (field_code(e.body, "acknowledge_side_effects") != "") {
+    hint = "add --acknowledge-side-effects to replay job types that are not idempotent";
+  }
+  if (hint.empty()) throw e;
+  throw ServerRefused(std::string(e.what()) + "\n  " + hint, e.status, e.body);
+}
+
+// Where JSON text stops being JSON, as FILE:LINE:COLUMN (1-based, columns in characters).
+std::string json_error_place(const std::string& where, const std::string& text) {
+  auto error = dlq::json_syntax_error(text);
+  if (!error) return "";
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < error->offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
+  }
+  return where + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + error->what;
+}
 
 // The content of FILE, or of stdin for "-", less one trailing newline (editors add one).
 std::string read_text(Session& s, const std::string& path) {
@@ -63,13 +125,14 @@ std::string describe_filter(const json::object& filter) {
 }
 
 // The preview for people: what matched, by job type, a sample, what needs acknowledging.
-void print_preview(std::ostream& out, const json::value& p, const json::object& filter) {
+void print_preview(std::ostream& out, const json::value& p, const json::object& filter,
+                   std::size_t columns) {
   out << cell(p, "matched") << " dead message(s) match " << describe_filter(filter) << "\n";
   const auto& by_type = p.at("by_job_type").as_object();
   if (!by_type.empty()) {
     Table t({"JOB TYPE", "MESSAGES"});
     for (const auto& kv : by_type) t.row({shown(kv.key()), json_shown(kv.value())});
-    t.print(out);
+    t.print(out, columns);
   }
   const auto& sample = p.at("sample").as_array();
   if (!sample.empty()) {
@@ -79,7 +142,7 @@ void print_preview(std::ostream& out, const json::value& p, const json::object& 
       t.row({cell(m, "id"), cell(m, "queue"), cell(m, "job_type"), cell(m, "error_class"),
              cell(m, "dead_at"), shorten(cell(m, "last_error"), 50)});
     }
-    t.print(out);
+    t.print(out, columns);
   }
   const auto* needs = p.as_object().if_contains("needs_acknowledgement");
   if (needs && needs->is_array() && !needs->as_array().empty()) {
@@ -102,13 +165,27 @@ void draw_bar(std::ostream& out, const json::value& run) {
       << progress_line(run) << "   " << std::flush;
 }
 
+json::array needs_acknowledgement(const json::value& preview) {
+  const auto* needs = preview.as_object().if_contains("needs_acknowledgement");
+  return needs && needs->is_array() ? needs->get_array() : json::array{};
+}
+
+std::string joined(const json::array& words) {
+  std::string text;
+  for (const auto& w : words) text += (text.empty() ? "" : ", ") + shown(w.as_string());
+  return text;
+}
+
+}  // namespace
+
 // Polls the run until it is done or cancelled: a bar on a terminal, a line per change otherwise
-// (none with --json, which prints the final state). Interrupting dlqctl leaves the run going.
+// (none with --json, which prints the final state). Ctrl-C stops following, never the run.
 int follow_run(Session& s, long long id) {
   const std::string target = "/dlq/replays/" + std::to_string(id);
   const bool bar = s.tty && !s.json;
   std::string last;
   json::value run;
+  catch_interrupt();
   for (;;) {
     run = s.call("GET", target);
     std::string status = cell(run, "status");
@@ -121,7 +198,11 @@ int follow_run(Session& s, long long id) {
       last = line;
     }
     if (status == "done" || status == "cancelled") break;
-    std::this_thread::sleep_for(kPollInterval);
+    if (interrupted_during(kPollInterval)) {
+      if (bar) s.out << "\n" << std::flush;
+      s.err << "stopped following; run " << id << " goes on: dlqctl run " << id << " --follow\n";
+      return kExitInterrupted;
+    }
   }
   if (bar) s.out << "\n";
   if (s.json) {
@@ -139,15 +220,38 @@ int follow_run(Session& s, long long id) {
   return kExitOk;
 }
 
+namespace {
+
 int replay_one(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
   json::object body;
   if (f.reason) body["reason"] = *f.reason;
-  if (f.edit) body["payload"] = read_text(s, *f.edit);
+  std::string edited;
+  if (f.edit) body["payload"] = edited = read_text(s, *f.edit);
+  if (f.not_json) body["payload_is_json"] = false;
   if (f.delay) body["delay_seconds"] = *f.delay;
   if (f.force) body["force"] = true;
   if (f.dry_run) body["dry_run"] = true;
   json::value v = body;
-  json::value answer = s.call("POST", message_path(queue, id, "replay"), &v);
+  json::value answer;
+  try {
+    answer = on_message(s, queue, [&] { return s.call("POST", message_path(queue, id, "replay"), &v); });
+  } catch (const ServerRefused& e) {
+    if (field_code(e.body, "payload") == "invalid_json") {
+      std::string place = json_error_place(*f.edit == "-" ? "stdin" : *f.edit, edited);
+      rethrow_naming_flags(e, (place.empty() ? "" : place + "; ") +
+                                  "send it as text with --not-json");
+    }
+    if (problem_type(e.body) == "invalid-state" && !f.force) {
+      // Only dead messages replay; a dismissed one does with --force.
+      std::string status;
+      try {
+        status = cell(s.call("GET", message_path(queue, id)), "status");
+      } catch (const std::exception&) {
+      }
+      if (status == "dismissed") rethrow_naming_flags(e, "the message was dismissed: add --force to replay it");
+    }
+    rethrow_naming_flags(e);
+  }
   if (s.json) return s.print_json(answer), kExitOk;
   if (f.dry_run) {
     s.out << "dry run: nothing changed; message " << shown(id) << " would become:\n";
@@ -169,22 +273,36 @@ std::optional<json::value> preview_and_ask(Session& s, const std::string& route,
   json::value v = body;
   json::value preview = s.call("POST", route, &v);
   const json::object& filter = body.at("filter").as_object();
+  long long matched = preview.at("matched").to_number<long long>();
+  if (matched == 0 && filter.contains("queue")) name_if_unused(s, std::string(filter.at("queue").as_string()));
   if (f.dry_run) {
     if (s.json) s.print_json(preview);
-    else print_preview(s.out, preview, filter);
+    else print_preview(s.out, preview, filter, s.columns);
     *exit_code = kExitOk;
     return std::nullopt;
   }
-  if (!f.yes || !s.json) print_preview(s.json ? s.err : s.out, preview, filter);
-  long long matched = preview.at("matched").to_number<long long>();
+  if (!f.yes || !s.json) print_preview(s.json ? s.err : s.out, preview, filter, s.columns);
   if (matched == 0) {
     if (s.json) s.print_json(preview);
     else s.out << "nothing to " << verb << "\n";
     *exit_code = kExitOk;
     return std::nullopt;
   }
+  // Job types configured not idempotent: refused here, before any question, unless the
+  // operator said they know (the server would refuse the confirm anyway).
+  const json::array needs = verb == "replay" ? needs_acknowledgement(preview) : json::array{};
+  if (!needs.empty() && !f.acknowledge) {
+    s.err << "dlqctl: job type(s) " << joined(needs)
+          << " are configured not idempotent: replaying them may repeat their side effects; "
+             "add --acknowledge-side-effects to replay them (nothing was replayed)\n";
+    *exit_code = kExitUsage;
+    return std::nullopt;
+  }
   std::string question = verb + " " + std::to_string(matched) + " message(s)?";
   question.front() = static_cast<char>(std::toupper(static_cast<unsigned char>(question.front())));
+  if (!needs.empty()) {
+    question += " This repeats the side effects of " + joined(needs) + " (not idempotent).";
+  }
   if (!f.yes && !s.confirm(question)) {
     s.err << "cancelled: nothing was " << (verb == "replay" ? "replayed" : "dismissed") << "\n";
     *exit_code = kExitRefused;
@@ -205,12 +323,17 @@ int replay_dead(Session& s, const Flags& f) {
   if (f.keep_order) body["keep_order"] = true;
   if (f.acknowledge) body["acknowledge_side_effects"] = true;
   json::value v = body;
-  json::value started = s.call("POST", "/dlq/replay", &v);
+  json::value started;
+  try {
+    started = s.call("POST", "/dlq/replay", &v);
+  } catch (const ServerRefused& e) {
+    rethrow_naming_flags(e);
+  }
   long long id = started.at("replay_id").to_number<long long>();
   if (f.no_follow) {
     if (s.json) s.print_json(started);
     else s.out << "replay run " << id << " " << cell(started, "status") << " (" << cell(started, "matched")
-               << " messages); follow it with: dlqctl run " << id << "\n";
+               << " messages); follow it with: dlqctl run " << id << " --follow\n";
     return kExitOk;
   }
   if (!s.json) s.out << "replay run " << id << " started; following it (Ctrl-C stops following, not the run)\n";
@@ -302,6 +425,7 @@ int run_action_command(Session& s, const Invocation& inv) {
   if (c == "dismiss") return f.dead ? dismiss_dead(s, f) : dismiss_one(s, a.at(0), a.at(1), f);
   if (c == "purge") return purge(s, a.at(0), f);
   if (c == "enqueue") return enqueue(s, a.at(0), a.at(1), f);
+  if (c == "run" && f.follow) return follow_run(s, std::stoll(a.at(0)));
   if (c == "run") return change_run(s, a.at(0), a.at(1));
   throw UsageError("unknown command: " + c);
 }

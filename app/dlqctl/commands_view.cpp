@@ -46,7 +46,7 @@ int queues(Session& s, const Flags& f) {
            age(q, "oldest_ready_age_seconds"), age(q, "oldest_dead_age_seconds")});
   }
   if (t.empty()) s.out << "no queues yet\n";
-  else t.print(s.out);
+  else t.print(s.out, s.columns);
   const json::value* next = answer.as_object().if_contains("next_after");
   if (next && next->is_string()) {
     s.err << "(more: --after " << std::string_view(next->get_string()) << ")\n";
@@ -61,19 +61,63 @@ int stats(Session& s, const std::string& queue) {
   return kExitOk;
 }
 
+// What the queue's stats count for the list asked for: "12 dead", "3 pending", "40 messages".
+std::string total_line(const json::value& stats, const Flags& f) {
+  auto n = [&](const char* key) {
+    const json::value* v = stats.as_object().if_contains(key);
+    return v && v->is_number() ? v->to_number<long long>() : 0;
+  };
+  std::string what = f.retrying ? "pending" : f.status.value_or("");
+  long long total = 0;
+  if (what == "pending") {
+    total = n("ready") + n("scheduled");
+  } else if (!what.empty()) {
+    total = n(what.c_str());
+  } else {
+    for (const char* k : kStatsCounts) total += n(k);
+    what = total == 1 ? "message" : "messages";
+  }
+  std::vector<std::string> filters;
+  if (f.retrying) filters.push_back("retrying only");
+  if (f.job_type) filters.push_back("job type = " + shown(*f.job_type));
+  if (f.error_class) filters.push_back("error class = " + shown(*f.error_class));
+  std::string line = std::to_string(total) + " " + what + " in queue " + shown(*f.queue);
+  if (!filters.empty()) {
+    line += " (this list is filtered: ";
+    for (std::size_t i = 0; i < filters.size(); ++i) line += (i ? ", " : "") + filters[i];
+    line += ")";
+  }
+  return line;
+}
+
 int list_queue(Session& s, const Flags& f) {
   std::string target = queue_path(*f.queue) + "/messages" +
-                       Query().add("status", f.status).add("limit", f.limit).add("offset", f.offset).str();
+                       Query()
+                           .add("status", f.status)
+                           .add("retrying", f.retrying ? std::optional<std::string>("true") : std::nullopt)
+                           .add("job_type", f.job_type)
+                           .add("error_class", f.error_class)
+                           .add("order", f.order)
+                           .add("limit", f.limit)
+                           .add("offset", f.offset)
+                           .str();
   json::value answer = s.call("GET", target);
   if (s.json) return s.print_json(answer), kExitOk;
+  json::value stats = s.call("GET", queue_path(*f.queue) + "/stats");
   Table t({"ID", "STATUS", "JOB TYPE", "TRIES", "UPDATED", "LAST ERROR"});
   for (const auto& m : items(answer, "messages")) {
     t.row({cell(m, "id"), cell(m, "status"), cell(m, "job_type"),
            cell(m, "retry_count") + "/" + cell(m, "max_retries"), cell(m, "updated_at"),
            shorten(cell(m, "last_error"), 60)});
   }
+  if (t.empty() && never_used(stats)) {
+    s.err << unused_queue_sentence(*f.queue) << "\n";
+    s.out << "no messages\n";
+    return kExitOk;
+  }
   if (t.empty()) s.out << "no messages\n";
-  else t.print(s.out);
+  else t.print(s.out, s.columns);
+  s.out << total_line(stats, f) << "\n";
   long long limit = f.limit.value_or(20);
   if (static_cast<long long>(items(answer, "messages").size()) == limit) {
     s.err << "(more: --offset " << f.offset.value_or(0) + limit << ")\n";
@@ -100,22 +144,74 @@ int list_dead(Session& s, const Flags& f) {
     t.row({cell(m, "id"), cell(m, "queue"), cell(m, "job_type"), cell(m, "error_class"),
            cell(m, "dead_reason"), cell(m, "dead_at"), shorten(cell(m, "last_error"), 60)});
   }
-  if (t.empty()) s.out << "no dead messages match\n";
-  else t.print(s.out);
+  if (t.empty()) {
+    s.out << "no dead messages match\n";
+    if (f.queue) name_if_unused(s, *f.queue);
+  } else {
+    t.print(s.out, s.columns);
+  }
   next_page_hint(s, answer);
   return kExitOk;
 }
 
 int show(Session& s, const std::string& queue, const std::string& id) {
-  json::value answer = s.call("GET", message_path(queue, id));
+  json::value answer = on_message(s, queue, [&] { return s.call("GET", message_path(queue, id)); });
   if (s.json) return s.print_json(answer), kExitOk;
   print_fields(s.out, answer.as_object());
   return kExitOk;
 }
 
+// The failure's own words below the table, which cuts them: the whole error, its cause, and
+// the first 5 stack lines (all with --full).
+void print_failure_details(Session& s, const json::array& attempts, bool full) {
+  constexpr std::size_t kStackLines = 5;
+  for (const auto& a : attempts) {
+    const bool has_cause = cell(a, "cause") != "-", has_stack = cell(a, "stack") != "-";
+    if (!has_cause && !has_stack) continue;
+    s.out << "\nattempt " << cell(a, "attempt") << " (" << cell(a, "outcome");
+    if (cell(a, "error_class") != "-") s.out << ", " << cell(a, "error_class");
+    s.out << "): " << cell(a, "error") << "\n";
+    if (has_cause) s.out << "  cause: " << cell(a, "cause") << "\n";
+    if (!has_stack) continue;
+    std::vector<std::string> lines;
+    std::string_view stack = a.at("stack").get_string();
+    for (std::size_t at = 0; at <= stack.size();) {
+      std::size_t end = std::min(stack.find('\n', at), stack.size());
+      std::string_view line = stack.substr(at, end - at);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      lines.push_back(shown(line));
+      at = end + 1;
+    }
+    while (!lines.empty() && lines.back().empty()) lines.pop_back();
+    s.out << "  stack:\n";
+    std::size_t shown_lines = full ? lines.size() : std::min(lines.size(), kStackLines);
+    for (std::size_t i = 0; i < shown_lines; ++i) s.out << "    " << lines[i] << "\n";
+    if (shown_lines < lines.size()) {
+      s.out << "    (" << lines.size() - shown_lines << " more line(s): --full shows them)\n";
+    }
+  }
+}
+
+// One page with --limit or --after (and the hint to the next); otherwise every page, followed
+// through next_after to the end.
 int attempts(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
-  json::value answer = s.call("GET", message_path(queue, id, "attempts") +
-                                         Query().add("limit", f.limit).add("after", f.after).str());
+  const bool one_page = f.limit || f.after;
+  const std::string path = message_path(queue, id, "attempts");
+  json::value answer = on_message(s, queue, [&] {
+    return s.call("GET", path + Query().add("limit", one_page ? f.limit : 1000).add("after", f.after).str());
+  });
+  if (!one_page) {
+    json::array& all = answer.as_object().at("attempts").as_array();
+    for (json::value next = answer.at("next_after"); next.is_number();) {
+      json::value page = s.call("GET", path + Query().add("limit", 1000LL)
+                                                  .add("after", next.to_number<long long>())
+                                                  .str());
+      for (auto& a : page.as_object().at("attempts").as_array()) all.push_back(std::move(a));
+      next = page.at("next_after");
+    }
+    answer.as_object()["count"] = all.size();
+    answer.as_object()["next_after"] = nullptr;
+  }
   if (s.json) return s.print_json(answer), kExitOk;
   Table t({"#", "OUTCOME", "CLAIMED", "FINISHED", "WORKER/ACTOR", "ERROR CLASS", "ERROR/REASON"});
   for (const auto& a : items(answer, "attempts")) {
@@ -131,7 +227,8 @@ int attempts(Session& s, const std::string& queue, const std::string& id, const 
            cell(a, "error_class"), shorten(why, 60)});
   }
   if (t.empty()) s.out << (f.after.value_or("0") != "0" ? "no more attempts\n" : "no attempts yet\n");
-  else t.print(s.out);
+  else t.print(s.out, s.columns);
+  print_failure_details(s, items(answer, "attempts"), f.full);
   next_page_hint(s, answer, "next_after");
   return kExitOk;
 }
@@ -140,16 +237,16 @@ int runs(Session& s, const Flags& f) {
   json::value answer =
       s.call("GET", "/dlq/replays" + Query().add("limit", f.limit).add("after_id", f.after).str());
   if (s.json) return s.print_json(answer), kExitOk;
-  Table t({"ID", "STATUS", "MATCHED", "REPLAYED", "SKIPPED", "SUCCEEDED", "DEAD AGAIN", "PENDING",
-           "RATE/S", "CREATED", "ACTOR", "REASON"});
+  // REPLAYED is "replayed/matched"; who started a run is in `dlqctl run ID` and the audit log.
+  Table t({"ID", "STATUS", "REPLAYED", "SKIPPED", "SUCCEEDED", "DEAD AGAIN", "PENDING", "RATE/S",
+           "CREATED", "REASON"});
   for (const auto& r : items(answer, "replays")) {
-    t.row({cell(r, "replay_id"), cell(r, "status"), cell(r, "matched"), cell(r, "replayed"),
+    t.row({cell(r, "replay_id"), cell(r, "status"), cell(r, "replayed") + "/" + cell(r, "matched"),
            cell(r, "skipped"), cell(r, "succeeded"), cell(r, "dead_again"), cell(r, "pending"),
-           cell(r, "rate_per_second"), cell(r, "created_at"), cell(r, "actor"),
-           shorten(cell(r, "reason"), 40)});
+           cell(r, "rate_per_second"), cell(r, "created_at"), shorten(cell(r, "reason"), 40)});
   }
   if (t.empty()) s.out << "no replay runs\n";
-  else t.print(s.out);
+  else t.print(s.out, s.columns);
   next_page_hint(s, answer);
   return kExitOk;
 }
@@ -158,6 +255,28 @@ int run(Session& s, const std::string& id) {
   json::value answer = s.call("GET", "/dlq/replays/" + url_encode(id));
   if (s.json) return s.print_json(answer), kExitOk;
   print_fields(s.out, answer.as_object());
+  return kExitOk;
+}
+
+// "oncall-lead (admin)"; without tokens the server lets everyone in, and says so.
+int whoami(Session& s) {
+  json::value answer;
+  try {
+    answer = s.call("GET", "/whoami");
+  } catch (const ServerRefused& e) {
+    if (e.status != 401) throw;
+    throw ServerRefused(std::string(e.what()) +
+                            "\n  token not accepted: check DLQ_TOKEN (or --token) and the server's auth.tokens",
+                        e.status, e.body);
+  }
+  if (s.json) return s.print_json(answer), kExitOk;
+  std::string roles;
+  for (const auto& r : answer.at("roles").as_array()) {
+    roles += (roles.empty() ? "" : ", ") + shown(r.as_string());
+  }
+  s.out << cell(answer, "actor") << " (" << roles << ")";
+  if (!answer.at("tokens_configured").as_bool()) s.out << ": the server has no tokens, every request is let in";
+  s.out << "\n";
   return kExitOk;
 }
 
@@ -180,7 +299,7 @@ int audit(Session& s, const Flags& f) {
            shorten(ids, 30), shorten(cell(e, "reason"), 50)});
   }
   if (t.empty()) s.out << "no audit entries match\n";
-  else t.print(s.out);
+  else t.print(s.out, s.columns);
   next_page_hint(s, answer);
   return kExitOk;
 }
@@ -208,6 +327,7 @@ int run_view_command(Session& s, const Invocation& inv) {
   if (c == "run") return run(s, a.at(0));
   if (c == "audit") return audit(s, inv.flags);
   if (c == "health") return health(s, inv.flags);
+  if (c == "whoami") return whoami(s);
   throw UsageError("unknown command: " + c);
 }
 

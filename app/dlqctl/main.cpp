@@ -1,6 +1,7 @@
 // dlqctl: the operators' command-line client of dlqd's HTTP API. This file reads the command line
 // (command_line.cpp knows the flags), builds the session and maps outcomes to exit statuses:
 // 0 ok, 1 the server said no (or the operator answered no), 2 bad usage, 3 no usable answer.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -23,13 +24,25 @@ std::string env_or(const char* name, std::string fallback) {
   return v && *v ? std::string(v) : fallback;
 }
 
+// How wide tables may be: the terminal's width, else $COLUMNS, else no limit (0).
+std::size_t output_columns() {
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) == 1 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    return ws.ws_col;
+  }
+  const std::string columns = env_or("COLUMNS", "");
+  char* end = nullptr;
+  long n = std::strtol(columns.c_str(), &end, 10);
+  return !columns.empty() && *end == '\0' && n > 0 && n < 10000 ? static_cast<std::size_t>(n) : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   try {
     CommandLine line = parse_command_line(argc, argv);
     if (line.help) {
-      std::cout << usage() << "\n";
+      std::cout << usage(line.help_command) << "\n";
       return kExitOk;
     }
     Global& g = line.global;
@@ -41,8 +54,9 @@ int main(int argc, char** argv) {
     Client client(ServerUrl::parse(g.url), g.token,
                   std::chrono::milliseconds(static_cast<long long>(g.timeout_s * 1000)), g.ca_file);
     Session session{client, g.json, isatty(STDOUT_FILENO) == 1, std::cin, std::cout, std::cerr};
+    session.columns = output_columns();
     const bool acts = inv.command == "replay" || inv.command == "dismiss" || inv.command == "purge" ||
-                      inv.command == "enqueue" || (inv.command == "run" && inv.args.size() == 2);
+                      inv.command == "enqueue" || (inv.command == "run" && (inv.args.size() == 2 || inv.flags.follow));
     if (inv.command == "incidents" || inv.command == "incident" || inv.command == "mute") {
       return run_incident_command(session, inv);
     }

@@ -17,8 +17,10 @@ class Table {
   explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
   void row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
   bool empty() const { return rows_.empty(); }
-  // Columns padded to their widest cell; the last column is not padded.
-  void print(std::ostream& out) const;
+  // Columns padded to their widest cell; the last column is not padded. With `columns` (the
+  // terminal's width) text columns are cut with "…" to fit, the last one first; columns of
+  // numbers and timestamps are never cut.
+  void print(std::ostream& out, std::size_t columns = 0) const;
 
  private:
   std::vector<std::string> headers_;
@@ -38,5 +40,9 @@ void print_fields(std::ostream& out, const boost::json::object& o);
 // A problem answer (RFC 9457) in words: "409 invalid-state: only dead messages can be replayed",
 // plus one line per invalid field of a 422; the server's words shown().
 std::string describe_problem(int status, const std::string& body);
+// Whether `body` is a problem as dlqd writes them: a JSON object with a string "type".
+bool is_problem(const std::string& body);
+// The member "code" of the 422 field error for `field`, if the problem has one.
+std::string field_code(const std::string& body, std::string_view field);
 
 }  // namespace dlq::ctl

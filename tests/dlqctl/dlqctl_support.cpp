@@ -15,7 +15,8 @@ namespace dlq::test {
 DlqdProcess& ctl_server() {
   static DlqdProcess server(DlqdOptions{R"({"auth": {"tokens": [
       {"name": "ops", "token_sha256": ")" + sha256_hex(kAdminToken) + R"(", "roles": ["admin"]},
-      {"name": "viewer", "token_sha256": ")" + sha256_hex(kReaderToken) + R"(", "roles": ["reader"]}]}})"});
+      {"name": "viewer", "token_sha256": ")" + sha256_hex(kReaderToken) + R"(", "roles": ["reader"]}]},
+      "job_types": {")" + std::string(kNotIdempotentType) + R"(": {"idempotent": false}}})"});
   return server;
 }
 
@@ -62,6 +63,13 @@ boost::json::object get_message(const std::string& queue, std::int64_t id) {
   auto res = setup_client().get("/queues/" + queue + "/messages/" + std::to_string(id), admin_headers());
   BOOST_REQUIRE_EQUAL(res.status, 200);
   return res.json().as_object();
+}
+
+CommandResult dlqctl_on_terminal(const std::string& args, int columns) {
+  std::string command = "stty cols " + std::to_string(columns) + " rows 40; " +
+                        std::string(DLQ_DLQCTL_PATH) + " --url " + server_url() + " --token " +
+                        kAdminToken + " " + args;
+  return run_program("/usr/bin/script", {"-qefc", command, "/dev/null"});
 }
 
 unsigned short closed_port() {

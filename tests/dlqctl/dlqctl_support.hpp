@@ -25,6 +25,8 @@ namespace dlq::test {
 
 inline const std::string kAdminToken = "admin-token-0123456789abcdef";
 inline const std::string kReaderToken = "reader-token-0123456789abcdef";
+// A job type ctl_server() has configured `idempotent: false`.
+inline constexpr const char* kNotIdempotentType = "charge_card";
 
 DlqdProcess& ctl_server();
 std::string server_url();
@@ -42,6 +44,9 @@ CommandResult dlqctl_raw(const std::vector<std::string>& args, const std::vector
 std::int64_t make_dead(const std::string& queue, const std::string& payload,
                        const std::string& job_type = "", const std::string& error_class = "transient");
 boost::json::object get_message(const std::string& queue, std::int64_t id);
+// dlqctl on a pseudo-terminal `columns` wide (script(1)), with --url and the admin token;
+// `args` are shell words already quoted where they need it.
+CommandResult dlqctl_on_terminal(const std::string& args, int columns = 80);
 // A TCP port on 127.0.0.1 that nothing listens on.
 unsigned short closed_port();
 

@@ -178,6 +178,21 @@ BOOST_AUTO_TEST_CASE(server_error_exits_3) {
   BOOST_TEST(r.err.find("503 database-unavailable: the database cannot be reached") != std::string::npos);
 }
 
+// A 4xx that is not dlq's (a proxy's HTML 404: --url points elsewhere) is no answer from dlq.
+BOOST_AUTO_TEST_CASE(not_json_answer_is_exit_3) {
+  unsigned short port = 0;
+  int fd = listen_socket(&port);
+  std::string body = "<html><body><h1>404 Not Found</h1></body></html>";
+  auto server = answer_once(fd, "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: " +
+                                    std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+  auto r = dlqctl_raw({"--url", "http://127.0.0.1:" + std::to_string(port), "show", "q", "1"});
+  server.join();
+  close(fd);
+  REQUIRE_EXIT(r, 3);
+  BOOST_TEST(r.err.find("the answer (404) is not dlq's: is --url dlqd's address?") != std::string::npos);
+  BOOST_TEST(r.err.find("<h1>404 Not Found</h1>") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 BOOST_AUTO_TEST_SUITE(packaging)

@@ -310,7 +310,7 @@ BOOST_AUTO_TEST_CASE(bad_usage_exits_2) {
       {},
       {"bogus"},
       {"ls"},                                   // needs --queue or --dead
-      {"ls", "--queue", "q", "--job-type", "x"},  // a filter flag belongs to ls --dead
+      {"ls", "--queue", "q", "--dead-reason", "x"},  // a dead-letter filter belongs to ls --dead
       {"show", "q"},                             // needs an id
       {"dismiss", "q", "1"},                     // needs --reason
       {"purge", "q"},                            // needs --status
