@@ -4,8 +4,8 @@
 set -euo pipefail
 
 # DLQ_RUNTIME_ONLY=1: only the shared libraries dlqd links (the Docker runtime image).
-# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, bc,
-# promtool, Node and npm, clang for the fuzzer, systemd-analyze, Chromium for the UI test).
+# DLQ_INSTALL_TEST_TOOLS=1: also what the tests and benchmarks use (PostgreSQL server, curl, jq,
+# bc, promtool, Node and npm, clang for the fuzzer, systemd-analyze, Chromium for the UI test).
 if [ "${DLQ_RUNTIME_ONLY:-0}" = 1 ]; then
   packages=(
     libboost-json1.81.0 libboost-program-options1.81.0 libboost-url1.81.0 libsoci-core4.0 libsoci-sqlite3-4.0
@@ -20,7 +20,8 @@ else
   )
 fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
-  packages+=(postgresql sqlite3 curl bc openssl clang-14 libclang-rt-14-dev)
+  # curl and jq run the README's walkthrough (tests/packaging/readme-walkthrough.sh).
+  packages+=(postgresql sqlite3 curl jq bc openssl clang-14 libclang-rt-14-dev)
   # Python 3 runs the layer check (tests/layers/check_layers.py), a plain script without packages.
   packages+=(python3)
   # systemd-analyze checks config/dlqd.service (tests/packaging/verify-unit.sh); script(1),

@@ -232,4 +232,15 @@ BOOST_AUTO_TEST_CASE(docker_config_refuses_until_the_token_is_replaced) {
   BOOST_TEST(r.out == "config OK\n");
 }
 
+BOOST_AUTO_TEST_CASE(run_sh_builds_dlqctl) {
+  // The README's dlqctl lines run the dlqctl built beside the dlqd that scripts/run.sh starts.
+  std::string script = read_source("scripts/run.sh");
+  std::smatch m;
+  BOOST_REQUIRE_MESSAGE(std::regex_search(script, m, std::regex(R"(cmake --build [^\n]*--target([^\n#]*))")),
+                        "scripts/run.sh has no `cmake --build ... --target ...` line");
+  const std::string targets = m[1].str() + " ";
+  BOOST_TEST(std::regex_search(targets, std::regex(R"(\sdlqd\s)")), "run.sh builds no dlqd: " << m[0]);
+  BOOST_TEST(std::regex_search(targets, std::regex(R"(\sdlqctl\s)")), "run.sh builds no dlqctl: " << m[0]);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
