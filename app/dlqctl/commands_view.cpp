@@ -216,6 +216,7 @@ int attempts(Session& s, const std::string& queue, const std::string& id, const 
   Table t({"#", "OUTCOME", "CLAIMED", "FINISHED", "WORKER/ACTOR", "ERROR CLASS", "ERROR/REASON"});
   for (const auto& a : items(answer, "attempts")) {
     std::string who = cell(a, "worker") != "-" ? cell(a, "worker") : cell(a, "actor");
+    if (cell(a, "worker_version") != "-") who += " " + cell(a, "worker_version");  // "w1 1.2.0"
     std::string why = cell(a, "error") != "-" ? cell(a, "error") : cell(a, "reason");
     std::string outcome = cell(a, "outcome") == "-" ? "(under way)" : cell(a, "outcome");
     // A folded run of releases: "released x500".

@@ -112,8 +112,8 @@ awaitable<std::optional<Message>> QueueService::find_leased(const RequestContext
 store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at) const {
   TimeMs visibility = cmd.visibility_ms.value_or(
       seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout));
-  return {cmd.queue, at, cmd.max, at + visibility, new_lease_token(), cmd.worker, cmd.job_types,
-          kClaimPayloadBytes};
+  return {cmd.queue,     at,           cmd.max,           at + visibility, new_lease_token(),
+          cmd.worker,    cmd.job_types, kClaimPayloadBytes, cmd.worker_version};
 }
 
 awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimCommand cmd) {
@@ -363,6 +363,7 @@ awaitable<Result<HistoryView>> QueueService::attempts(const RequestContext&, std
     current.attempt = history->message.attempts;
     current.claimed_at = history->message.last_attempt_at;
     current.worker = history->message.worker;
+    current.worker_version = history->message.worker_version;
     current.life = history->message.replay_count;
     current.under_way = true;
     view.entries.push_back(std::move(current));

@@ -42,6 +42,7 @@ struct ClaimCommand {
   TimeMs wait_ms = 0;
   std::optional<TimeMs> visibility_ms;  // default: the queue's policy
   std::optional<std::string> worker;
+  std::optional<std::string> worker_version;  // at most 64 bytes (core/requests.cpp)
   std::vector<std::string> job_types;
   // Acknowledgements applied in the claim's transaction (http-api B6); none: a plain claim.
   std::vector<AckItem> acks;

@@ -22,6 +22,7 @@ constexpr std::size_t kMaxCheckpointBytes = 4096;
 constexpr std::size_t kMaxReasonBytes = 1024;
 constexpr std::size_t kMaxLeaseIdBytes = 256;
 constexpr std::size_t kMaxWorkerBytes = 128;
+constexpr std::size_t kMaxWorkerVersionBytes = 64;
 constexpr std::size_t kMaxJobTypeBytes = 128;
 constexpr std::size_t kMaxIdempotencyKeyBytes = 256;
 constexpr long long kMaxDelaySeconds = 365LL * 86400;
@@ -347,6 +348,7 @@ FieldErrors decode_claim(const json::object& body, const QueryParams& query, Cla
     out.command.visibility_ms = *v * kMillisPerSecond;
   }
   out.command.worker = r.string("worker", kMaxWorkerBytes, false);
+  out.command.worker_version = r.string("worker_version", kMaxWorkerVersionBytes, false);
   if (const json::value* jt = r.get("job_types")) {
     bool ok = jt->is_array() && jt->get_array().size() <= kMaxJobTypesFilter;
     if (ok) {

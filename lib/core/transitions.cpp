@@ -28,6 +28,7 @@ AttemptRecord finished_attempt(const Message& m, AttemptOutcome outcome, TimeMs 
   a.claimed_at = m.last_attempt_at;
   a.finished_at = now;
   a.worker = m.worker;
+  a.worker_version = m.worker_version;
   return a;
 }
 
@@ -35,6 +36,7 @@ void end_lease(Message& m) {
   m.lease_id.reset();
   m.lease_expires_at.reset();
   m.worker.reset();
+  m.worker_version.reset();
 }
 
 void enter(Message& m, Status s, TimeMs now) {

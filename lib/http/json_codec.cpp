@@ -175,6 +175,7 @@ json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor
   o["title"] = optional_string(a.title);
   o["life"] = a.life;
   o["replay_id"] = a.replay_id ? json::value(*a.replay_id) : json::value(nullptr);
+  o["worker_version"] = optional_string(a.worker_version);
   return o;
 }
 

@@ -60,6 +60,7 @@ struct Message {
   std::optional<std::string> title;
   // Internal bookkeeping, never serialised as such.
   std::optional<std::string> worker;  // who holds the current lease
+  std::optional<std::string> worker_version;  // the build it said it runs (claim's worker_version)
   TimeMs life_started_at = 0;         // enqueue or latest replay: the retry window counts from here
   TimeMs status_at = 0;               // when the message entered its current status
   // A claim left the payload in the database (past ClaimParams::payload_budget): whoever answers
@@ -101,6 +102,8 @@ struct AttemptRecord {
   // batch replay run, that run's id.
   int life = 0;
   std::optional<long long> replay_id;
+  // The claim's `worker_version` (migration 016): which build of the worker code ran it.
+  std::optional<std::string> worker_version;
   // The attempt in progress (claimed, not finished): no outcome and no finish time yet. Never
   // stored; the history view appends it.
   bool under_way = false;

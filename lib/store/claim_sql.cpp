@@ -49,14 +49,15 @@ struct ClaimInOne : ClaimFilter {
   MessageRow row;
   std::string token;
   long long until = 0, per_row = 0, bytes = 0;
-  std::optional<std::string> worker;
+  std::optional<std::string> worker, worker_version;
 
   static std::string sql(const Dialect& d) {
     std::string columns = kColumns;
     columns.replace(columns.find("payload"), 7,
                     "CASE WHEN octet_length(payload) <= CAST(:per_row AS BIGINT) THEN payload ELSE '' END");
     return "UPDATE messages SET status = 'processing', lease_id = :token || '-' || id, "
-           "lease_expires_at = :until, worker = :worker, attempts = attempts + 1, "
+           "lease_expires_at = :until, worker = :worker, worker_version = :worker_version, "
+           "attempts = attempts + 1, "
            "first_attempt_at = COALESCE(first_attempt_at, :now), last_attempt_at = :now, "
            "updated_at = :now, status_at = :now "
            "WHERE id IN (" + claimable(d, "id") + d.for_update_skip_locked + ") RETURNING " +
@@ -69,6 +70,7 @@ struct ClaimInOne : ClaimFilter {
     st.exchange(use(per_row, "per_row"));
     st.exchange(use(until, "until"));
     st.exchange(use(worker, "worker"));
+    st.exchange(use(worker_version, "worker_version"));
     exchange_filter(st);
   }
 };
@@ -100,12 +102,13 @@ struct ClaimSelect : ClaimFilter {
 // SQLite's claim, second step: one row marked claimed.
 struct ClaimMark {
   std::string lease_id;
-  std::optional<std::string> worker;
+  std::optional<std::string> worker, worker_version;
   long long until = 0, first_at = 0, now = 0, id = 0;
 
   static std::string sql(const Dialect&) {
     return "UPDATE messages SET status = 'processing', lease_id = :lease_id, "
-           "lease_expires_at = :until, worker = :worker, attempts = attempts + 1, "
+           "lease_expires_at = :until, worker = :worker, worker_version = :worker_version, "
+           "attempts = attempts + 1, "
            "first_attempt_at = :first_at, last_attempt_at = :now, updated_at = :now, "
            "status_at = :now WHERE id = :id";
   }
@@ -113,6 +116,7 @@ struct ClaimMark {
     st.exchange(use(lease_id, "lease_id"));
     st.exchange(use(until, "until"));
     st.exchange(use(worker, "worker"));
+    st.exchange(use(worker_version, "worker_version"));
     st.exchange(use(first_at, "first_at"));
     st.exchange(use(now, "now"));
     st.exchange(use(id, "id"));
@@ -180,6 +184,7 @@ std::vector<Message> ClaimSql::claim(const ClaimParams& p) {
   b.token = p.lease_token;
   b.until = p.lease_expires_at;
   b.worker = p.worker;
+  b.worker_version = p.worker_version;
   const std::size_t share = p.payload_budget / static_cast<std::size_t>(std::max(p.max, 1));
   b.per_row = static_cast<long long>(
       std::min<std::size_t>(share, std::numeric_limits<long long>::max()));
@@ -232,12 +237,14 @@ std::vector<Message> ClaimSql::claim_in_two_steps(const ClaimParams& p) {
   auto& b = mark.binds();
   b.until = p.lease_expires_at;
   b.worker = p.worker;
+  b.worker_version = p.worker_version;
   b.now = p.now;
   for (Message& m : out) {
     m.status = Status::processing;
     m.lease_id = p.lease_token + "-" + std::to_string(m.id);
     m.lease_expires_at = p.lease_expires_at;
     m.worker = p.worker;
+    m.worker_version = p.worker_version;
     m.attempts += 1;
     if (!m.first_attempt_at) m.first_attempt_at = p.now;
     m.last_attempt_at = p.now;

@@ -11,7 +11,8 @@ const char* const kMessageColumns =
     "id, queue, payload, status, retry_count, max_retries, retry_after, last_error, created_at, "
     "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
     "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
-    "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title";
+    "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title, "
+    "worker_version";
 
 const char* const MessageUpdateRow::kSql =
     "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
@@ -22,19 +23,19 @@ const char* const MessageUpdateRow::kSql =
     "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
     "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
     "life_started_at = :life_started_at, status_at = :status_at, fingerprint = :fingerprint, "
-    "title = :title WHERE id = :id";
+    "title = :title, worker_version = :worker_version WHERE id = :id";
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
     "error_class, stack, cause, actor, reason, previous_payload, count, fingerprint, title, life, "
-    "replay_id) VALUES (:message_id, :attempt, :outcome, :claimed_at, :finished_at, "
+    "replay_id, worker_version) VALUES (:message_id, :attempt, :outcome, :claimed_at, :finished_at, "
     ":attempt_worker, :error, :attempt_error_class, :stack, :cause, :actor, :reason, "
     ":previous_payload, :attempt_count, :attempt_fingerprint, :attempt_title, :attempt_life, "
-    ":attempt_replay_id)";
+    ":attempt_replay_id, :attempt_worker_version)";
 
 const char* const AttemptRow::kColumns =
     "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
-    "cause, actor, reason, previous_payload, count, fingerprint, title, life, replay_id";
+    "cause, actor, reason, previous_payload, count, fingerprint, title, life, replay_id, worker_version";
 namespace {
 
 template <class T>
@@ -76,6 +77,7 @@ void MessageRow::exchange_into(soci::statement& st) {
   st.exchange(into(status_at));
   st.exchange(into(fingerprint));
   st.exchange(into(title));
+  st.exchange(into(worker_version));
 }
 
 Message MessageRow::to_message() const {
@@ -111,6 +113,7 @@ Message MessageRow::to_message() const {
   m.status_at = status_at;
   m.fingerprint = fingerprint;
   m.title = title;
+  m.worker_version = worker_version;
   return m;
 }
 
@@ -146,6 +149,7 @@ void MessageUpdateRow::exchange_use(soci::statement& st) {
   st.exchange(use(status_at, "status_at"));
   st.exchange(use(fingerprint, "fingerprint"));
   st.exchange(use(title, "title"));
+  st.exchange(use(worker_version, "worker_version"));
   st.exchange(use(id, "id"));
 }
 
@@ -174,6 +178,7 @@ void MessageUpdateRow::assign(const Message& m) {
   status_at = m.status_at;
   fingerprint = m.fingerprint;
   title = m.title;
+  worker_version = m.worker_version;
   id = m.id;
 }
 
@@ -197,6 +202,7 @@ void AttemptRow::exchange_into(soci::statement& st) {
   st.exchange(into(title));
   st.exchange(into(life));
   st.exchange(into(replay_id));
+  st.exchange(into(worker_version));
 }
 
 void AttemptRow::exchange_use(soci::statement& st) {
@@ -219,6 +225,7 @@ void AttemptRow::exchange_use(soci::statement& st) {
   st.exchange(use(title, "attempt_title"));
   st.exchange(use(life, "attempt_life"));
   st.exchange(use(replay_id, "attempt_replay_id"));
+  st.exchange(use(worker_version, "attempt_worker_version"));
 }
 
 void AttemptRow::assign(const AttemptRecord& a) {
@@ -240,6 +247,7 @@ void AttemptRow::assign(const AttemptRecord& a) {
   title = a.title;
   life = a.life;
   replay_id = a.replay_id;
+  worker_version = a.worker_version;
 }
 
 AttemptRecord AttemptRow::to_record() const {
@@ -262,6 +270,7 @@ AttemptRecord AttemptRow::to_record() const {
   a.title = title;
   a.life = static_cast<int>(life);
   a.replay_id = replay_id;
+  a.worker_version = worker_version;
   return a;
 }
 

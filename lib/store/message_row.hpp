@@ -47,6 +47,7 @@ struct MessageRow {
   long long status_at = 0;
   std::optional<std::string> fingerprint;
   std::optional<std::string> title;
+  std::optional<std::string> worker_version;
 
   // Registers every column as an `into` target of `st`, in kMessageColumns order.
   void exchange_into(soci::statement& st);
@@ -87,6 +88,7 @@ struct MessageUpdateRow {
   long long status_at = 0;
   std::optional<std::string> fingerprint;
   std::optional<std::string> title;
+  std::optional<std::string> worker_version;
   long long id = 0;
 
   void exchange_use(soci::statement& st);
@@ -117,6 +119,7 @@ struct AttemptRow {
   std::optional<std::string> title;
   long long life = 0;
   std::optional<long long> replay_id;
+  std::optional<std::string> worker_version;
 
   void exchange_into(soci::statement& st);
   void exchange_use(soci::statement& st);

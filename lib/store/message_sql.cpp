@@ -104,17 +104,19 @@ struct LastAttempt {
 struct FoldAttempt {
   long long entry_id = 0, attempt = 0, finished_at = 0, count = 0;
   std::optional<long long> claimed_at;
-  std::optional<std::string> worker;
+  std::optional<std::string> worker, worker_version;
 
   static std::string sql(const Dialect&) {
     return "UPDATE attempts SET attempt = :attempt, claimed_at = :claimed_at, "
-           "finished_at = :finished_at, worker = :worker, count = :count WHERE id = :entry_id";
+           "finished_at = :finished_at, worker = :worker, worker_version = :worker_version, "
+           "count = :count WHERE id = :entry_id";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(use(attempt, "attempt"));
     st.exchange(use(claimed_at, "claimed_at"));
     st.exchange(use(finished_at, "finished_at"));
     st.exchange(use(worker, "worker"));
+    st.exchange(use(worker_version, "worker_version"));
     st.exchange(use(count, "count"));
     st.exchange(use(entry_id, "entry_id"));
   }
@@ -216,6 +218,7 @@ void MessageSql::fold_into(long long entry_id, const AttemptRecord& a) {
   b.claimed_at = a.claimed_at;
   b.finished_at = a.finished_at;
   b.worker = a.worker;
+  b.worker_version = a.worker_version;
   b.count = a.count;
   run_once(c_, s.on(c_));
 }

@@ -74,6 +74,7 @@ struct ClaimParams {
   // they add up to at most this many bytes. The messages after those come back without theirs
   // (Message::payload_withheld), so a batch of large messages is never held whole.
   std::size_t payload_budget = SIZE_MAX;
+  std::optional<std::string> worker_version;
 };
 
 struct UpdateParams {

@@ -22,10 +22,12 @@ std::int64_t enqueue(const std::string& queue, const json::object& body) {
   return answer.at("id").as_int64();
 }
 
-// Claims the queue's next message (it must be `id`) and fails it with `failure`.
-std::string claim_and_fail(const std::string& queue, std::int64_t id, const json::object& failure) {
+// Claims the queue's next message (it must be `id`; `claim` is the claim's body) and fails it
+// with `failure`.
+std::string claim_and_fail(const std::string& queue, std::int64_t id, const json::object& failure,
+                           const json::object& claim = {}) {
   auto& c = setup_client();
-  auto claimed = c.post("/queues/" + queue + "/claim", json::object{}, admin_headers());
+  auto claimed = c.post("/queues/" + queue + "/claim", claim, admin_headers());
   BOOST_REQUIRE_EQUAL(claimed.status, 200);
   auto answer = claimed.json();
   BOOST_REQUIRE_EQUAL(answer.at("message").at("id").as_int64(), id);
@@ -63,7 +65,8 @@ BOOST_AUTO_TEST_CASE(attempts_shows_cause_and_stack) {
   BOOST_REQUIRE_EQUAL(claim_and_fail(q, id, {{"error", "smtp timeout"},
                                              {"error_class", "timeout"},
                                              {"cause", "ECONNRESET from smtp.example.com"},
-                                             {"stack", stack}}),
+                                             {"stack", stack}},
+                                     {{"worker", "worker-7"}, {"worker_version", "2.4.1"}}),
                       "dead");
   auto r = dlqctl({"attempts", q, std::to_string(id)});
   REQUIRE_EXIT(r, 0);
@@ -71,6 +74,7 @@ BOOST_AUTO_TEST_CASE(attempts_shows_cause_and_stack) {
   BOOST_TEST(r.out.find("at frame5 (worker.js:5)") != std::string::npos);
   BOOST_TEST(r.out.find("at frame6") == std::string::npos);
   BOOST_TEST(r.out.find("3 more line(s): --full shows them") != std::string::npos);
+  BOOST_TEST(r.out.find("worker-7 2.4.1") != std::string::npos);  // the claim's worker_version
   r = dlqctl({"attempts", q, std::to_string(id), "--full"});
   REQUIRE_EXIT(r, 0);
   BOOST_TEST(r.out.find("at frame8 (worker.js:8)") != std::string::npos);

@@ -288,9 +288,10 @@ BOOST_AUTO_TEST_CASE(history_entries_carry_their_life_and_the_run_that_replayed_
     BOOST_TEST_CONTEXT("entry " << i) {
       const auto& e = entries[i].as_object();
       auto k = lin::keys(e);
-      BOOST_REQUIRE_GE(k.size(), 2u);
-      BOOST_TEST(k[k.size() - 2] == "life");  // appended at the end
-      BOOST_TEST(k[k.size() - 1] == "replay_id");
+      BOOST_REQUIRE_GE(k.size(), 3u);
+      BOOST_TEST(k[k.size() - 3] == "life");  // appended at the end, before worker_version
+      BOOST_TEST(k[k.size() - 2] == "replay_id");
+      BOOST_TEST(k[k.size() - 1] == "worker_version");
       if (*expected[i].outcome) BOOST_TEST(str(e, "outcome") == expected[i].outcome);
       BOOST_TEST(e.at("life").as_int64() == expected[i].life);
       if (expected[i].replay_id) {
@@ -300,6 +301,47 @@ BOOST_AUTO_TEST_CASE(history_entries_carry_their_life_and_the_run_that_replayed_
       }
     }
   }
+}
+
+// Each attempt entry keeps the worker_version its claim sent (the attempt under way too); an
+// event has none, a claim without one leaves it null, and over 64 bytes is refused.
+BOOST_AUTO_TEST_CASE(attempts_record_the_worker_version_of_each_claim) {
+  HttpClient c(shared_dlqd().port());
+  const std::string q = fresh_queue("wv");
+  auto id = enqueue(c, q, "x", {{"max_retries", 3}}).at("id").as_int64();
+  auto too_long = claim(c, q, {{"worker_version", std::string(65, 'v')}});
+  BOOST_TEST(too_long.status == 422);
+  BOOST_TEST(error_fields(too_long) == std::vector<std::string>{"worker_version"});
+  auto body = too_long.json();
+  BOOST_TEST(str(body.at("errors").at(0), "code") == "too_long");
+
+  auto first = claim(c, q, {{"worker", "w1"}, {"worker_version", "1.2.0"}});
+  BOOST_REQUIRE_EQUAL(first.status, 200);
+  BOOST_REQUIRE_EQUAL(c.post(message_path(q, id, "fail"), json::object{{"error", "boom"}, {"retry_in", 0}}).status, 200);
+  auto second = claim(c, q, {{"worker", "w2"}, {"worker_version", std::string(64, 'b')}});
+  BOOST_REQUIRE_EQUAL(second.status, 200);
+  auto entries = lin::attempts(c, q, id);
+  BOOST_REQUIRE_EQUAL(entries.size(), 2u);
+  BOOST_TEST(str(entries[0], "worker_version") == "1.2.0");
+  BOOST_TEST(str(entries[1], "worker_version") == std::string(64, 'b'));  // under way
+  BOOST_TEST(entries[1].at("outcome").is_null());
+  auto lease = str(second.json().at("message"), "lease_id");
+  BOOST_REQUIRE_EQUAL(
+      c.post(message_path(q, id, "release"), json::object{{"lease_id", lease}, {"delay_seconds", 0}}).status,
+      200);
+  // A claim that sends none: its entry says null, not the version of the lease before.
+  auto third = claim(c, q, {{"worker", "w3"}});
+  BOOST_REQUIRE_EQUAL(third.status, 200);
+  BOOST_REQUIRE_EQUAL(c.post(message_path(q, id, "fail"), json::object{{"error", "no"}, {"retryable", false}}).status, 200);
+  BOOST_REQUIRE_EQUAL(lin::replay(c, q, id).status, 200);
+  entries = lin::attempts(c, q, id);
+  BOOST_REQUIRE_EQUAL(entries.size(), 4u);
+  BOOST_TEST(str(entries[1], "outcome") == "released");
+  BOOST_TEST(str(entries[1], "worker_version") == std::string(64, 'b'));
+  BOOST_TEST(str(entries[2], "outcome") == "failed");
+  BOOST_TEST(entries[2].at("worker_version").is_null());
+  BOOST_TEST(str(entries[3], "outcome") == "replayed");
+  BOOST_TEST(entries[3].at("worker_version").is_null());  // an event
 }
 
 BOOST_AUTO_TEST_SUITE_END()
