@@ -4,7 +4,7 @@ import { h, field, select, badge, truncate, timeEl, fmtTime, localToIso, reveale
 import { api, ApiError } from './api.js';
 import { problemBox, navigate, showOk } from './app.js';
 
-export const ERROR_CLASSES = ['transient', 'throttled', 'timeout', 'not_found', 'invalid_input', 'auth', 'unknown'];
+export const ERROR_CLASSES = ['transient', 'throttled', 'timeout', 'not_found', 'invalid_input', 'auth', 'unknown', 'uncertain_effect'];
 export const DEAD_REASONS = ['retries_exhausted', 'non_retryable', 'retry_window_exceeded', 'lease_expired'];
 
 /** A modal <dialog>: Escape and the Cancel button close it; focus returns where it was. */

@@ -55,7 +55,7 @@ struct QueuePolicy {
   BackoffPolicy backoff;
   double retry_window_seconds = 0;
   std::vector<ErrorClass> non_retryable = {ErrorClass::invalid_input, ErrorClass::not_found,
-                                           ErrorClass::auth};
+                                           ErrorClass::auth, ErrorClass::uncertain_effect};
   int max_replays = 0;  // replays a message may have (0: no limit); see Config::max_replays_for
   RetentionOverride retention;  // queues.<name>.retention only
   AlertOverride alerts;          // queues.<name>.alerts only

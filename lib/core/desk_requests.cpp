@@ -52,7 +52,8 @@ void decode_filter(const json::object& body, FieldErrors& errors, store::DeadFil
   }
   out.job_type = r.string("job_type", kMaxJobTypeBytes, false, false);
   enum_member(r, "error_class", out.error_class, parse_error_class,
-              "transient, throttled, timeout, not_found, invalid_input, auth, unknown");
+              "transient, throttled, timeout, not_found, invalid_input, auth, unknown, "
+              "uncertain_effect");
   enum_member(r, "dead_reason", out.dead_reason, parse_dead_reason,
               "retries_exhausted, non_retryable, retry_window_exceeded, lease_expired");
   if (auto fingerprint = r.string("fingerprint", 64, false)) {

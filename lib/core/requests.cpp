@@ -254,7 +254,7 @@ FieldErrors decode_list(const QueryParams& query, store::ListParams& out) {
     } else {
       errors.push_back({"error_class",
                         "error_class must be one of transient, throttled, timeout, not_found, "
-                        "invalid_input, auth, unknown",
+                        "invalid_input, auth, unknown, uncertain_effect",
                         "invalid"});
     }
   }
@@ -410,7 +410,7 @@ FieldErrors decode_fail(const json::object& body, FailInput& out) {
     } else {
       r.add("error_class",
             "error_class must be one of transient, throttled, timeout, not_found, "
-            "invalid_input, auth, unknown",
+            "invalid_input, auth, unknown, uncertain_effect",
             "invalid");
     }
   }

@@ -34,7 +34,7 @@ constexpr std::array<std::pair<Status, std::string_view>, 5> kStatuses{{
     {Status::dismissed, "dismissed"},
 }};
 
-constexpr std::array<std::pair<ErrorClass, std::string_view>, 7> kErrorClasses{{
+constexpr std::array<std::pair<ErrorClass, std::string_view>, 8> kErrorClasses{{
     {ErrorClass::transient, "transient"},
     {ErrorClass::throttled, "throttled"},
     {ErrorClass::timeout, "timeout"},
@@ -42,6 +42,7 @@ constexpr std::array<std::pair<ErrorClass, std::string_view>, 7> kErrorClasses{{
     {ErrorClass::invalid_input, "invalid_input"},
     {ErrorClass::auth, "auth"},
     {ErrorClass::unknown, "unknown"},
+    {ErrorClass::uncertain_effect, "uncertain_effect"},
 }};
 
 constexpr std::array<std::pair<DeadReason, std::string_view>, 4> kDeadReasons{{

@@ -21,7 +21,18 @@ enum class Status { pending, processing, succeeded, dead, dismissed };
 std::string_view to_string(Status s);
 std::optional<Status> parse_status(std::string_view s);
 
-enum class ErrorClass { transient, throttled, timeout, not_found, invalid_input, auth, unknown };
+// uncertain_effect (issue 36): a side effect the worker recorded as started may or may not have
+// happened, so the job stops until someone decides (docs/api-decisions.md, "Error classes").
+enum class ErrorClass {
+  transient,
+  throttled,
+  timeout,
+  not_found,
+  invalid_input,
+  auth,
+  unknown,
+  uncertain_effect
+};
 std::string_view to_string(ErrorClass c);
 std::optional<ErrorClass> parse_error_class(std::string_view s);
 

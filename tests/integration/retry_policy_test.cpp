@@ -43,7 +43,7 @@ BOOST_AUTO_TEST_CASE(message_objects_carry_the_part_b_keys_in_order) {
 
 BOOST_AUTO_TEST_CASE(non_retryable_classes_go_dead_at_once) {
   HttpClient c(shared_dlqd().port());
-  for (const char* cls : {"invalid_input", "not_found", "auth"}) {
+  for (const char* cls : {"invalid_input", "not_found", "auth", "uncertain_effect"}) {
     std::string q = fresh_queue();
     enqueue(c, q, "x", {{"max_retries", 5}});
     json::value r;
@@ -53,7 +53,21 @@ BOOST_AUTO_TEST_CASE(non_retryable_classes_go_dead_at_once) {
     BOOST_TEST(str(r, "error_class") == cls);
     BOOST_TEST(str(r, "dead_at") == at_s(0));
     BOOST_TEST(r.at("retry_count").as_int64() == 1);
+    // The dead-letter list filters by each class, the one a library sends for an uncertain
+    // side effect (issue 36) too.
+    auto listed = c.get("/dlq?queue=" + q + "&error_class=" + cls);
+    BOOST_REQUIRE_EQUAL(listed.status, 200);
+    auto page = listed.json();
+    BOOST_TEST(page.at("count").as_int64() == 1, cls);
   }
+  // A class outside the closed list is refused, and the refusal lists uncertain_effect.
+  std::string q = fresh_queue();
+  enqueue(c, q, "x");
+  auto m = claim_one(c, q);
+  auto refused = c.post(message_path(q, m.at("id").as_int64(), "fail"),
+                        json::object{{"error", "x"}, {"error_class", "uncertain"}});
+  BOOST_TEST(refused.status == 422);
+  BOOST_TEST(refused.body.find("auth, unknown, uncertain_effect") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(retryable_classes_back_off_and_retryable_wins) {

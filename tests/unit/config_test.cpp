@@ -31,7 +31,7 @@ BOOST_AUTO_TEST_CASE(empty_document_gives_the_documented_defaults) {
   BOOST_TEST(c.defaults.max_retries == 3);
   BOOST_TEST(c.defaults.visibility_timeout == 30);
   BOOST_TEST(c.defaults.backoff.initial_seconds == 2);
-  BOOST_TEST(c.defaults.non_retryable.size() == 3u);
+  BOOST_TEST(c.defaults.non_retryable.size() == 4u);  // invalid_input, not_found, auth, uncertain_effect
   BOOST_TEST(!c.testing.allow_clock_override);
   BOOST_TEST(c.redaction.fields.size() == 6u);
 }

@@ -108,7 +108,8 @@ BOOST_AUTO_TEST_CASE(fail_backs_off_then_goes_dead_when_retries_run_out) {
 
 BOOST_AUTO_TEST_CASE(non_retryable_classes_go_dead_at_once) {
   QueuePolicy policy;
-  for (auto cls : {ErrorClass::invalid_input, ErrorClass::not_found, ErrorClass::auth}) {
+  for (auto cls : {ErrorClass::invalid_input, ErrorClass::not_found, ErrorClass::auth,
+                   ErrorClass::uncertain_effect}) {
     FailInput in;
     in.error_class = cls;
     auto r = fail(processing(0, 5), in, policy, kNow, kNoJitter);
