@@ -1,0 +1,588 @@
+"""dlq.Worker: the claim loop, handler threads, heartbeats, acks and fails, and shutdown.
+
+Threads: run()'s own thread claims (one long-poll at a time, asking for as many messages as there
+are free slots); `concurrency` handler threads run jobs; one maintenance thread sends heartbeats
+and resends what dlqd could not take; on the main thread a watcher turns SIGTERM/SIGINT into
+stop(). One lock guards the shared state; no request is ever made while holding it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue as queue_module
+import random
+import signal
+import socket
+import threading
+import time
+from typing import Any, Callable
+
+from .client import Client
+from .errors import DlqError, LeaseLostError, NotFoundError, TransportError, UnavailableError, ValidationError
+from .failures import Snooze, fail_body, minimal_fail_body
+from .job import MAX_LEASE, Job
+
+Handler = Callable[[Job], Any]
+
+BACKOFF_BASE = 0.2   # claim back-off when dlqd is down or answers 5xx: doubling from this ...
+BACKOFF_CAP = 30.0   # ... to this, full jitter
+RESEND_CAP = 5.0     # undelivered acks/fails are retried at least this often while leases last
+NO_HANDLER_DELAY = 60  # a job of a type without a handler is released for this long
+MAX_JOB_TYPES = 100
+
+
+def _retryable(e: DlqError) -> bool:
+    """Worth trying again later: no answer, 503, or another 5xx."""
+    return isinstance(e, (TransportError, UnavailableError)) or (e.status or 0) >= 500
+
+
+def _noop_signal(signum: int, frame: Any) -> None:
+    """The signal is read from the wakeup fd by the watcher thread instead."""
+
+
+class Worker:
+    """Runs handlers for the jobs of one queue.
+
+        worker = dlq.Worker("emails", concurrency=8)
+
+        @worker.handler("send_email")
+        def send_email(job): ...
+
+        worker.run()   # until SIGTERM, SIGINT or worker.stop()
+    """
+
+    def __init__(self, queue: str, concurrency: int = 10, *, client: Client | None = None,
+                 url: str | None = None, token: str | None = None, wait_seconds: int = 20,
+                 visibility_timeout: int = 30, worker_name: str | None = None,
+                 shutdown_timeout: float = 25.0, startup_delay: float = 1.0,
+                 handle_signals: bool = True, logger: logging.Logger | None = None) -> None:
+        if not isinstance(concurrency, int) or not 1 <= concurrency <= 1000:
+            raise ValueError("concurrency is 1 to 1,000")
+        if not isinstance(wait_seconds, int) or not 0 <= wait_seconds <= 60:
+            raise ValueError("wait_seconds is a whole number 0 to 60")
+        if not isinstance(visibility_timeout, int) or not 1 <= visibility_timeout <= MAX_LEASE:
+            raise ValueError(f"visibility_timeout is a whole number 1 to {MAX_LEASE}")
+        self.queue = queue
+        self.concurrency = concurrency
+        self.log = logger or (client.log if client else logging.getLogger("dlq"))
+        self.client = client or Client(url, token, logger=self.log)
+        self.wait_seconds = wait_seconds
+        self.visibility_timeout = visibility_timeout
+        name = worker_name or f"{socket.gethostname()}:{os.getpid()}"
+        self.worker_name = name.encode("utf-8")[:128].decode("utf-8", "ignore")
+        self.shutdown_timeout = shutdown_timeout
+        self.startup_delay = startup_delay
+        self.handle_signals = handle_signals
+        self._handlers: dict[str, Handler] = {}
+        self._default: Handler | None = None
+
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)     # slots freed, stop
+        self._maint = threading.Condition(self._lock)    # outbox filled, maintenance stop
+        self._stop_event = threading.Event()
+        self._stopping = False
+        self._stop_at = 0.0
+        self._running = False
+        self._active = 0                 # jobs handed to handler threads and not yet returned
+        self._leased: dict[int, Job] = {}  # jobs whose lease this process holds
+        self._ride: list[Job] = []       # acks waiting for the claim about to go out
+        self._claim_state = "idle"       # idle | ready | waiting | flight | backoff
+        self._outbox: list[tuple[str, Job, Any]] = []  # ("ack"|"fail"|"release", job, body)
+        self._outbox_failures = 0
+        self._outbox_next = 0.0
+        self._maint_stop = False
+        self._jobs: queue_module.SimpleQueue[Job | None] = queue_module.SimpleQueue()
+        self._claim_conn = None
+
+    # -- registration ----------------------------------------------------------------------
+
+    def handler(self, job_type: str) -> Callable[[Handler], Handler]:
+        """Decorator: `fn(job)` runs the jobs of this type. Returning succeeds the job; raising
+        fails it (docs/clients.md, "Exceptions")."""
+        if not isinstance(job_type, str) or not job_type:
+            raise ValueError("a job type is a non-empty string")
+
+        def register(fn: Handler) -> Handler:
+            self._handlers[job_type] = fn
+            return fn
+        return register
+
+    def default_handler(self, fn: Handler) -> Handler:
+        """Decorator (or call): `fn(job)` runs every job without a handler of its own type.
+        With one, the worker claims jobs of every type (it sends no job_types)."""
+        self._default = fn
+        return fn
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Stops claiming (a parked claim ends now), lets running handlers finish for up to
+        shutdown_timeout, then releases the rest; run() returns after that. Any thread."""
+        with self._lock:
+            if self._stopping:
+                return
+            self._stopping = True
+            self._stop_at = time.monotonic()
+            self._cond.notify_all()
+        self._stop_event.set()
+        conn = self._claim_conn
+        if conn is not None:
+            conn.abort()
+
+    def run(self) -> None:
+        """Claims and runs jobs until stop(), SIGTERM or SIGINT (signals only when run() is on
+        the main thread). A second signal exits the process at once."""
+        if self._default is None and not self._handlers:
+            raise ValueError("register a handler (worker.handler(type)) or a default_handler")
+        if self._default is None and len(self._handlers) > MAX_JOB_TYPES:
+            raise ValueError(f"at most {MAX_JOB_TYPES} job types per worker (or a default_handler)")
+        with self._lock:
+            if self._running:
+                raise RuntimeError("this worker is already running")
+            self._running = True
+            stopped_early = self._stopping
+        self._claim_conn = self.client.connection()
+        if stopped_early:
+            self._claim_conn.abort()
+        restore = self._install_signals()
+        threads = [threading.Thread(target=self._handler_thread, name=f"dlq-handler-{i}",
+                                    daemon=True) for i in range(self.concurrency)]
+        maintenance = threading.Thread(target=self._maintenance_thread, name="dlq-maintenance",
+                                       daemon=True)
+        try:
+            for t in threads:
+                t.start()
+            maintenance.start()
+            # Many workers restarted at once (a deploy) should not claim in lock-step.
+            self._stop_event.wait(random.uniform(0, max(0.0, self.startup_delay)))
+            self.log.info("worker %s on queue %s, concurrency %d", self.worker_name,
+                          self.queue, self.concurrency)
+            self._claim_loop()
+            self._drain_handlers()
+        finally:
+            with self._lock:
+                self._maint_stop = True
+                self._maint.notify_all()
+            for _ in threads:
+                self._jobs.put(None)
+            maintenance.join(timeout=5)
+            self._flush_outbox()
+            self._claim_conn.close()
+            self.client.close_thread_connection()
+            if restore:
+                restore()
+            self.log.info("worker %s stopped", self.worker_name)
+
+    # -- signals ---------------------------------------------------------------------------
+
+    def _install_signals(self) -> Callable[[], None] | None:
+        """SIGTERM and SIGINT write to a pipe (signal.set_wakeup_fd) that a watcher thread reads,
+        so stop() never runs inside a signal handler that interrupted one of our own locks."""
+        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
+            return None
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(write_fd, False)
+        old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+        old = {s: signal.signal(s, _noop_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+        watcher = threading.Thread(target=self._watch_signals, args=(read_fd,),
+                                   name="dlq-signals", daemon=True)
+        watcher.start()
+
+        def restore() -> None:
+            for s, h in old.items():
+                signal.signal(s, h)
+            signal.set_wakeup_fd(old_fd)
+            os.close(write_fd)  # the watcher reads end-of-file and ends
+            watcher.join(timeout=1)
+        return restore
+
+    def _watch_signals(self, read_fd: int) -> None:
+        seen = 0
+        try:
+            while True:
+                data = os.read(read_fd, 64)
+                if not data:
+                    return
+                for signum in data:
+                    if signum not in (signal.SIGTERM, signal.SIGINT):
+                        continue
+                    seen += 1
+                    name = signal.Signals(signum).name
+                    if seen == 1:
+                        self.log.info("%s: stopping; handlers have %.0f s (a second signal "
+                                      "exits at once)", name, self.shutdown_timeout)
+                        self.stop()
+                    else:
+                        self.log.warning("second signal (%s): exiting now", name)
+                        logging.shutdown()
+                        os._exit(128 + signum)
+        finally:
+            os.close(read_fd)
+
+    # -- claiming --------------------------------------------------------------------------
+
+    def _claim_loop(self) -> None:
+        failures = 0
+        job_types = None if self._default is not None else sorted(self._handlers)
+        while True:
+            with self._lock:
+                self._claim_state = "ready"
+                while not self._stopping and self._active >= self.concurrency:
+                    self._claim_state = "waiting"
+                    self._cond.wait()
+                if self._stopping:
+                    self._claim_state = "idle"
+                    return
+                free = min(self.concurrency - self._active, 100)
+                acks, self._ride = self._ride, []
+                acks.extend(self._take_outbox_acks())
+                self._claim_state = "flight"
+            try:
+                answer = self.client.claim(
+                    self.queue, max=free, wait_seconds=self.wait_seconds,
+                    visibility_timeout=self.visibility_timeout, worker=self.worker_name,
+                    job_types=job_types, ack=[{"id": j.id, "lease_id": j.lease_id} for j in acks] or None,
+                    retries=0, conn=self._claim_conn)
+            except DlqError as e:
+                with self._lock:
+                    self._claim_state = "backoff"
+                    stopping = self._stopping
+                if acks:
+                    # Applied or not, nobody knows: resend them by /ack (a repeat answers 200).
+                    self._to_outbox([("ack", j, None) for j in acks], soon=True)
+                if stopping:
+                    return
+                failures += 1
+                delay = random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** min(failures, 20)))
+                level = logging.WARNING if _retryable(e) else logging.ERROR
+                self.log.log(level, "claim on %s failed (%s); trying again in %.1f s",
+                             self.queue, e, delay)
+                self._stop_event.wait(delay)
+                continue
+            except Exception:
+                with self._lock:
+                    self._claim_state = "backoff"
+                if acks:
+                    self._to_outbox([("ack", j, None) for j in acks], soon=True)
+                self.log.exception("claim loop")
+                self._stop_event.wait(1.0)
+                continue
+            received = time.monotonic()
+            with self._lock:
+                self._claim_state = "ready"  # handlers finishing now ride on the next claim
+            if failures:
+                self.log.info("claiming from %s again", self.queue)
+                failures = 0
+            if acks:
+                self._settle_acks(acks, answer.get("acked"))
+            self._dispatch(answer.get("messages") or [], received)
+
+    def _dispatch(self, messages: list[dict[str, Any]], received: float) -> None:
+        jobs = [Job(self, m, received) for m in messages]
+        with self._lock:
+            late = self._stopping
+            if not late:
+                for job in jobs:
+                    self._leased[job.id] = job
+                self._active += len(jobs)
+        if late:
+            # Claimed as stop() came: give them straight back.
+            for job in jobs:
+                self._release_now(job, 0)
+            return
+        for job in jobs:
+            self._jobs.put(job)
+
+    # -- handlers --------------------------------------------------------------------------
+
+    def _handler_thread(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                self.client.close_thread_connection()
+                return
+            try:
+                self._run_job(job)
+            except Exception:  # never lose a handler thread
+                self.log.exception("job %s", job.id)
+
+    def _run_job(self, job: Job) -> None:
+        fn = self._handlers.get(job.job_type or "") or self._default
+        if fn is None:
+            self.log.warning("no handler for job type %r (job %s); released for %d s",
+                             job.job_type, job.id, NO_HANDLER_DELAY)
+            kind, body = "release", NO_HANDLER_DELAY
+        else:
+            try:
+                fn(job)
+                kind, body = "ack", None
+            except Snooze as s:
+                kind, body = "release", s.seconds
+            except BaseException as e:  # a handler's SystemExit is its failure, not ours
+                if e.__traceback__ is not None and e.__traceback__.tb_next is not None:
+                    e.__traceback__ = e.__traceback__.tb_next  # start the stack at the handler
+                kind, body = "fail", fail_body(e, job.lease_id)
+                self.log.warning("job %s (%s) failed: %s", job.id, job.job_type, body["error"])
+        with self._lock:
+            self._active -= 1
+            state = job._state
+            if state == "running":
+                job._state = "finished"
+            ride = (kind == "ack" and state == "running" and not self._stopping
+                    and self._claim_state in ("ready", "waiting"))
+            if ride:
+                self._ride.append(job)
+            elif state != "running":
+                self._leased.pop(job.id, None)
+            self._cond.notify_all()
+        if state == "lost":
+            self.log.warning("job %s finished after its lease was lost; not %s", job.id,
+                             "acked" if kind == "ack" else "sent")
+        elif state == "abandoned":
+            self.log.warning("job %s finished after shutdown gave it back; not sent", job.id)
+        elif not ride:
+            self._deliver(kind, job, body)
+
+    # -- delivering outcomes ---------------------------------------------------------------
+
+    def _deliver(self, kind: str, job: Job, body: Any, retries: int | None = None) -> bool:
+        """Sends one outcome now. False: dlqd could not take it (kept in the outbox)."""
+        try:
+            if kind == "ack":
+                results = self.client.ack(self.queue, [{"id": job.id, "lease_id": job.lease_id}],
+                                          retries=retries)
+                self._settle_acks([job], results)
+                return True
+            if kind == "fail":
+                self._send_fail(job, body, retries)
+            else:
+                self.client.release(self.queue, job.id, job.lease_id, delay_seconds=body,
+                                    retries=retries)
+        except (LeaseLostError, NotFoundError) as e:
+            self._lost(job, f"{kind} refused ({e.slug})")
+        except DlqError as e:
+            if _retryable(e):
+                self.log.warning("%s of job %s not delivered (%s); kept while its lease lasts",
+                                 kind, job.id, e)
+                self._to_outbox([(kind, job, body)])
+                return False
+            self.log.error("%s of job %s refused: %s", kind, job.id, e)
+        self._done(job)
+        return True
+
+    def _send_fail(self, job: Job, body: dict[str, Any], retries: int | None) -> None:
+        try:
+            self.client.fail(self.queue, job.id, **body, retries=retries)
+        except ValidationError as e:
+            fields = ", ".join(str(x.get("field")) for x in e.errors) or e.detail
+            self.log.warning("fail of job %s refused (422: %s); resending error and class "
+                             "only", job.id, fields)
+            self.client.fail(self.queue, job.id, **minimal_fail_body(body), retries=retries)
+
+    def _settle_acks(self, jobs: list[Job], results: Any) -> None:
+        """Reads the per-message results of acks (from /ack or a claim's "acked")."""
+        if not isinstance(results, list) or len(results) != len(jobs):
+            # A claim answer without "acked" comes from a dlqd that applied none of them.
+            self._to_outbox([("ack", j, None) for j in jobs], soon=True)
+            return
+        again = []
+        for job, result in zip(jobs, results):
+            status = result.get("status") if isinstance(result, dict) else None
+            if status == 200:
+                self._done(job)
+            elif status in (404, 409):
+                self._lost(job, f"ack refused ({status}: {result.get('error')})")
+                self._done(job)
+            elif isinstance(status, int) and status >= 500:
+                again.append(("ack", job, None))
+            else:
+                self.log.error("ack of job %s refused: %s", job.id, result)
+                self._done(job)
+        if again:
+            self._to_outbox(again)
+
+    def _lost(self, job: Job, why: str) -> None:
+        with self._lock:
+            finished = job._state == "finished"
+            if job._state == "running":
+                job._state = "lost"
+        job.cancelled.set()
+        self.log.warning("lease of job %s lost: %s; it may run again elsewhere%s", job.id,
+                         why, "" if finished else " (its handler is told by job.cancelled)")
+
+    def _done(self, job: Job) -> None:
+        with self._lock:
+            self._leased.pop(job.id, None)
+
+    def _to_outbox(self, entries: list[tuple[str, Job, Any]], soon: bool = False) -> None:
+        with self._lock:
+            self._outbox.extend(entries)
+            if soon:
+                self._outbox_next = 0.0
+            self._maint.notify_all()
+
+    def _take_outbox_acks(self) -> list[Job]:
+        """(Lock held.) Undelivered acks still within their lease, to ride on the next claim."""
+        now = time.monotonic()
+        jobs = [j for kind, j, _ in self._outbox if kind == "ack" and j._deadline > now]
+        if jobs:
+            self._outbox = [e for e in self._outbox if e[0] != "ack"]
+        return jobs
+
+    def _release_now(self, job: Job, delay: int) -> None:
+        try:
+            self.client.release(self.queue, job.id, job.lease_id, delay_seconds=delay, retries=1)
+        except DlqError as e:
+            self.log.warning("release of job %s failed (%s); it returns when its lease "
+                             "expires", job.id, e)
+        self._done(job)
+
+    # -- heartbeats and resends ------------------------------------------------------------
+
+    def _extend(self, job: Job, seconds: int, checkpoint: str | None,
+                heartbeat: bool = False) -> None:
+        sent = time.monotonic()
+        try:
+            self.client.extend(self.queue, job.id, job.lease_id, seconds=seconds,
+                               checkpoint=checkpoint, retries=0 if heartbeat else None)
+        except (LeaseLostError, NotFoundError) as e:
+            self._lost(job, f"extend refused ({e.slug})")
+            if not heartbeat:
+                raise
+            return
+        with self._lock:
+            job._lease_seconds = seconds
+            job._deadline = sent + seconds
+            job._next_beat = sent + seconds / 3
+
+    def _maintenance_thread(self) -> None:
+        try:
+            self._maintain()
+        finally:
+            self.client.close_thread_connection()
+
+    def _maintain(self) -> None:
+        tick = min(0.5, self.visibility_timeout / 6)
+        while True:
+            with self._lock:
+                if self._maint_stop:
+                    return
+                self._maint.wait(tick)
+                if self._maint_stop:
+                    return
+                now = time.monotonic()
+                beats = [j for j in self._leased.values()
+                         if j._state == "running" and j._next_beat <= now]
+                resend: list[tuple[str, Job, Any]] = []
+                if self._outbox and now >= self._outbox_next:
+                    resend, self._outbox = self._outbox, []
+            for job in beats:
+                try:
+                    self._extend(job, job._lease_seconds, None, heartbeat=True)
+                except DlqError as e:
+                    with self._lock:
+                        job._next_beat = time.monotonic() + tick
+                    self.log.warning("heartbeat of job %s failed (%s)", job.id, e)
+                except Exception:
+                    self.log.exception("heartbeat of job %s", job.id)
+            if resend:
+                self._resend(resend, retries=0)
+
+    def _resend(self, entries: list[tuple[str, Job, Any]], retries: int) -> None:
+        """One try at every undelivered outcome still within its lease; what fails goes back."""
+        now = time.monotonic()
+        live = []
+        for entry in entries:
+            if entry[1]._deadline <= now:
+                self.log.warning("%s of job %s dropped: its lease ran out before dlqd took "
+                                 "it (the job may run again)", entry[0], entry[1].id)
+                self._done(entry[1])
+            else:
+                live.append(entry)
+        acks = [j for kind, j, _ in live if kind == "ack"]
+        others = [e for e in live if e[0] != "ack"]
+        failed: list[tuple[str, Job, Any]] = []
+        for start in range(0, len(acks), 1000):
+            batch = acks[start:start + 1000]
+            try:
+                results = self.client.ack(self.queue, [{"id": j.id, "lease_id": j.lease_id}
+                                                       for j in batch], retries=retries)
+            except DlqError as e:
+                if not _retryable(e):
+                    self.log.error("acks refused: %s", e)
+                    for j in batch:
+                        self._done(j)
+                    continue
+                failed.extend(("ack", j, None) for j in acks[start:])
+                failed.extend(others)
+                others = []
+                break
+            self._settle_acks(batch, results)
+        for i, (kind, job, body) in enumerate(others):
+            try:
+                delivered = self._deliver_once(kind, job, body, retries)
+            except DlqError:
+                delivered = False
+            if not delivered:
+                failed.extend(others[i:])
+                break
+        with self._lock:
+            if failed:
+                self._outbox_failures += 1
+                self._outbox.extend(failed)
+                self._outbox_next = time.monotonic() + random.uniform(
+                    0, min(RESEND_CAP, BACKOFF_BASE * 2 ** min(self._outbox_failures, 20)))
+            else:
+                self._outbox_failures = 0
+
+    def _deliver_once(self, kind: str, job: Job, body: Any, retries: int) -> bool:
+        """_deliver without re-queueing: False when dlqd could not take it."""
+        try:
+            if kind == "fail":
+                self._send_fail(job, body, retries)
+            else:
+                self.client.release(self.queue, job.id, job.lease_id, delay_seconds=body,
+                                    retries=retries)
+        except (LeaseLostError, NotFoundError) as e:
+            self._lost(job, f"{kind} refused ({e.slug})")
+        except DlqError as e:
+            if _retryable(e):
+                return False
+            self.log.error("%s of job %s refused: %s", kind, job.id, e)
+        self._done(job)
+        return True
+
+    # -- shutdown --------------------------------------------------------------------------
+
+    def _drain_handlers(self) -> None:
+        """After stop(): handlers have until shutdown_timeout; the rest are cancelled and their
+        leases released (their handlers' later outcomes are not sent)."""
+        with self._lock:
+            riders, self._ride = self._ride, []
+        if riders:
+            self._to_outbox([("ack", j, None) for j in riders], soon=True)
+        deadline = self._stop_at + self.shutdown_timeout
+        with self._lock:
+            while self._active > 0 and time.monotonic() < deadline:
+                self._cond.wait(max(0.0, deadline - time.monotonic()))
+            left = [j for j in self._leased.values() if j._state == "running"]
+            for job in left:
+                job._state = "abandoned"
+        for job in left:
+            job.cancelled.set()
+            self.log.warning("job %s still running after shutdown_timeout (%.0f s): "
+                             "cancelled and released", job.id, self.shutdown_timeout)
+            self._release_now(job, 0)
+
+    def _flush_outbox(self) -> None:
+        """Once the maintenance thread has ended: a last try at what dlqd has not taken."""
+        with self._lock:
+            outbox, self._outbox = self._outbox, []
+        if not outbox:
+            return
+        self._resend(outbox, retries=1)
+        with self._lock:
+            kept, self._outbox = self._outbox, []
+        for kind, job, _ in kept:
+            self.log.warning("%s of job %s not delivered before exit; the job returns "
+                             "when its lease expires", kind, job.id)
