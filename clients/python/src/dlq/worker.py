@@ -87,6 +87,7 @@ class Worker:
         self._leased: dict[int, Job] = {}  # jobs whose lease this process holds
         self._ride: list[Job] = []       # acks waiting for the claim about to go out
         self._claim_state = "idle"       # idle | ready | waiting | flight | backoff
+        self._acks_ride = True           # False once a claim answer came back without "acked"
         self._outbox: list[tuple[str, Job, Any]] = []  # ("ack"|"fail"|"release", job, body)
         self._outbox_failures = 0
         self._outbox_next = 0.0
@@ -235,7 +236,8 @@ class Worker:
                     return
                 free = min(self.concurrency - self._active, 100)
                 acks, self._ride = self._ride, []
-                acks.extend(self._take_outbox_acks())
+                if self._acks_ride:
+                    acks.extend(self._take_outbox_acks())
                 self._claim_state = "flight"
             try:
                 answer = self.client.claim(
@@ -329,7 +331,7 @@ class Worker:
             if state == "running":
                 job._state = "finished"
             ride = (kind == "ack" and state == "running" and not self._stopping
-                    and self._claim_state in ("ready", "waiting"))
+                    and self._acks_ride and self._claim_state in ("ready", "waiting"))
             if ride:
                 self._ride.append(job)
             elif state != "running":
@@ -382,7 +384,13 @@ class Worker:
     def _settle_acks(self, jobs: list[Job], results: Any) -> None:
         """Reads the per-message results of acks (from /ack or a claim's "acked")."""
         if not isinstance(results, list) or len(results) != len(jobs):
-            # A claim answer without "acked" comes from a dlqd that applied none of them.
+            # A claim answer without "acked" comes from a dlqd that applied none of them: from
+            # now on every ack goes by /ack.
+            with self._lock:
+                if self._acks_ride:
+                    self.log.warning("dlqd at %s does not take acks in claims; sending them by "
+                                     "/ack", self.client.url)
+                self._acks_ride = False
             self._to_outbox([("ack", j, None) for j in jobs], soon=True)
             return
         again = []
