@@ -22,8 +22,11 @@ fi
 if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   # curl and jq run the README's walkthrough (tests/packaging/readme-walkthrough.sh).
   packages+=(postgresql sqlite3 curl jq bc openssl clang-14 libclang-rt-14-dev)
-  # Python 3 runs the layer check (tests/layers/check_layers.py), a plain script without packages.
-  packages+=(python3)
+  # Python 3 runs the layer check (tests/layers/check_layers.py), a plain script without packages,
+  # and the Python worker library's suite (tests/clients/python.sh). That script also installs
+  # clients/python offline into a throwaway venv: python3-venv makes the venv, and pip builds the
+  # wheel with Debian's python3-setuptools and python3-wheel (--no-build-isolation, nothing fetched).
+  packages+=(python3 python3-venv python3-setuptools python3-wheel)
   # systemd-analyze checks config/dlqd.service (tests/packaging/verify-unit.sh); script(1),
   # from the essential bsdutils, gives dlqctl a terminal in its progress-bar test.
   packages+=(systemd)
