@@ -84,6 +84,7 @@ class Worker:
         self._stop_at = 0.0
         self._running = False
         self._active = 0                 # jobs handed to handler threads and not yet returned
+        self._delivering = 0             # outcomes being sent from handler threads right now
         self._leased: dict[int, Job] = {}  # jobs whose lease this process holds
         self._ride: list[Job] = []       # acks waiting for the claim about to go out
         self._claim_state = "idle"       # idle | ready | waiting | flight | backoff
@@ -336,6 +337,8 @@ class Worker:
                 self._ride.append(job)
             elif state != "running":
                 self._leased.pop(job.id, None)
+            else:
+                self._delivering += 1
             self._cond.notify_all()
         if state == "lost":
             self.log.warning("job %s finished after its lease was lost; not %s", job.id,
@@ -343,7 +346,12 @@ class Worker:
         elif state == "abandoned":
             self.log.warning("job %s finished after shutdown gave it back; not sent", job.id)
         elif not ride:
-            self._deliver(kind, job, body)
+            try:
+                self._deliver(kind, job, body)
+            finally:
+                with self._lock:
+                    self._delivering -= 1
+                    self._cond.notify_all()
 
     # -- delivering outcomes ---------------------------------------------------------------
 
@@ -571,7 +579,8 @@ class Worker:
             self._to_outbox([("ack", j, None) for j in riders], soon=True)
         deadline = self._stop_at + self.shutdown_timeout
         with self._lock:
-            while self._active > 0 and time.monotonic() < deadline:
+            # A handler that returned may still be sending its outcome: wait for that too.
+            while (self._active or self._delivering) and time.monotonic() < deadline:
                 self._cond.wait(max(0.0, deadline - time.monotonic()))
             left = [j for j in self._leased.values() if j._state == "running"]
             for job in left:
