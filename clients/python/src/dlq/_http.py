@@ -30,7 +30,8 @@ class Endpoint:
     def __init__(self, url: str, ca_file: str | None = None) -> None:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ValueError(f"dlq: URL must be http://HOST[:PORT] or https://HOST[:PORT], not {url!r}")
+            raise ValueError("dlq: URL must be http://HOST[:PORT] or https://HOST[:PORT], "
+                             f"not {url!r}")
         self.url = url
         self.https = parts.scheme == "https"
         self.host = parts.hostname

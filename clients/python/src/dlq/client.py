@@ -34,7 +34,8 @@ def _time(value: Any) -> Any:
     if isinstance(value, datetime.datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=datetime.timezone.utc)
-        return value.astimezone(datetime.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        text = value.astimezone(datetime.timezone.utc).isoformat(timespec="milliseconds")
+        return text.replace("+00:00", "Z")
     return value
 
 
@@ -291,10 +292,12 @@ class Client:
         return self.request("POST", f"/queues/{_q(queue)}/claim", body, safe=True,
                             timeout=self.timeout + (wait_seconds or 0), retries=retries, conn=conn)
 
-    def ack(self, queue: str, items: Iterable[Any], *, retries: int | None = None) -> list[dict[str, Any]]:
+    def ack(self, queue: str, items: Iterable[Any], *,
+            retries: int | None = None) -> list[dict[str, Any]]:
         """Succeeds up to 1,000 messages, each {"id", "lease_id"} (or an (id, lease_id) pair);
         returns one {"id", "status", "error"} per item. Lease-fenced, so retried."""
-        body = [dict(i) if isinstance(i, Mapping) else {"id": i[0], "lease_id": i[1]} for i in items]
+        body = [dict(i) if isinstance(i, Mapping) else {"id": i[0], "lease_id": i[1]}
+                for i in items]
         return self.request("POST", f"/queues/{_q(queue)}/ack", {"items": body}, safe=True,
                             retries=retries)["results"]
 

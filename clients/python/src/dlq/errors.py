@@ -102,7 +102,8 @@ def error_from_answer(status: int, data: bytes) -> DlqError:
     else:
         body = None
         slug = ""
-        detail = data.decode("utf-8", "replace").strip()[:500] or http.client.responses.get(status, "")
+        text = data.decode("utf-8", "replace").strip()[:500]
+        detail = text or http.client.responses.get(status, "")
     if status == 409:
         cls = _CONFLICTS.get(slug, ConflictError)
     else:

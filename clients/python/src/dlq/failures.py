@@ -55,7 +55,8 @@ class Fail(Exception):
                  retry_in: float | None = None, fingerprint: str | None = None) -> None:
         super().__init__(message)
         if error_class not in ERROR_CLASSES:
-            raise ValueError(f"dlq: error_class must be one of {sorted(ERROR_CLASSES)}, not {error_class!r}")
+            raise ValueError(f"dlq: error_class must be one of {sorted(ERROR_CLASSES)}, "
+                             f"not {error_class!r}")
         if retryable is not None and not isinstance(retryable, bool):
             raise ValueError("dlq: retryable is True, False or None")
         self.message = message

@@ -18,7 +18,8 @@ import time
 from typing import Any, Callable
 
 from .client import Client
-from .errors import DlqError, LeaseLostError, NotFoundError, TransportError, UnavailableError, ValidationError
+from .errors import (DlqError, LeaseLostError, NotFoundError, TransportError, UnavailableError,
+                     ValidationError)
 from .failures import Snooze, fail_body, minimal_fail_body
 from .job import MAX_LEASE, Job
 
@@ -244,7 +245,8 @@ class Worker:
                 answer = self.client.claim(
                     self.queue, max=free, wait_seconds=self.wait_seconds,
                     visibility_timeout=self.visibility_timeout, worker=self.worker_name,
-                    job_types=job_types, ack=[{"id": j.id, "lease_id": j.lease_id} for j in acks] or None,
+                    job_types=job_types,
+                    ack=[{"id": j.id, "lease_id": j.lease_id} for j in acks] or None,
                     retries=0, conn=self._claim_conn)
             except DlqError as e:
                 with self._lock:
@@ -256,7 +258,8 @@ class Worker:
                 if stopping:
                     return
                 failures += 1
-                delay = random.uniform(0, min(BACKOFF_CAP, BACKOFF_BASE * 2 ** min(failures, 20)))
+                delay = random.uniform(0, min(BACKOFF_CAP,
+                                              BACKOFF_BASE * 2 ** min(failures - 1, 20)))
                 level = logging.WARNING if _retryable(e) else logging.ERROR
                 self.log.log(level, "claim on %s failed (%s); trying again in %.1f s",
                              self.queue, e, delay)
@@ -547,7 +550,7 @@ class Worker:
                 self._outbox_failures += 1
                 self._outbox.extend(failed)
                 self._outbox_next = time.monotonic() + random.uniform(
-                    0, min(RESEND_CAP, BACKOFF_BASE * 2 ** min(self._outbox_failures, 20)))
+                    0, min(RESEND_CAP, BACKOFF_BASE * 2 ** min(self._outbox_failures - 1, 20)))
             else:
                 self._outbox_failures = 0
 
