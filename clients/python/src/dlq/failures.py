@@ -9,8 +9,9 @@ import re
 import traceback
 from typing import Any
 
+# dlqd's closed list (http-api.md B2; uncertain_effect since issue 36, non-retryable by default).
 ERROR_CLASSES = frozenset({"transient", "throttled", "timeout", "not_found", "invalid_input",
-                           "auth", "unknown"})
+                           "auth", "unknown", "uncertain_effect"})
 _FINGERPRINT = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 
 ERROR_BYTES = 1000       # dlqd keeps the first 1,000 bytes of `error`
