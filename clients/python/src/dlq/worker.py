@@ -2,8 +2,8 @@
 
 Threads: run()'s own thread claims (one long-poll at a time, asking for as many messages as there
 are free slots); `concurrency` handler threads run jobs; one maintenance thread sends heartbeats
-and resends what dlqd could not take; on the main thread a watcher turns SIGTERM/SIGINT into
-stop(). One lock guards the shared state; no request is ever made while holding it."""
+and resends what dlqd could not take; on the main thread a watcher (_signals.py) turns
+SIGTERM/SIGINT into stop(). One lock guards the shared state; no request is ever made while holding it."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import logging
 import os
 import queue as queue_module
 import random
-import signal
 import socket
 import threading
 import time
 from typing import Any, Callable
 
+from . import _signals
 from .client import Client
 from .errors import (DlqError, LeaseLostError, NotFoundError, TransportError, UnavailableError,
                      ValidationError)
@@ -35,10 +35,6 @@ MAX_JOB_TYPES = 100
 def _retryable(e: DlqError) -> bool:
     """Worth trying again later: no answer, 503, or another 5xx."""
     return isinstance(e, (TransportError, UnavailableError)) or (e.status or 0) >= 500
-
-
-def _noop_signal(signum: int, frame: Any) -> None:
-    """The signal is read from the wakeup fd by the watcher thread instead."""
 
 
 class Worker:
@@ -147,7 +143,9 @@ class Worker:
         self._claim_conn = self.client.connection()
         if stopped_early:
             self._claim_conn.abort()
-        restore = self._install_signals()
+        restore = None
+        if self.handle_signals and threading.current_thread() is threading.main_thread():
+            restore = _signals.install(self.stop, self.log, self.shutdown_timeout)
         threads = [threading.Thread(target=self._handler_thread, name=f"dlq-handler-{i}",
                                     daemon=True) for i in range(self.concurrency)]
         maintenance = threading.Thread(target=self._maintenance_thread, name="dlq-maintenance",
@@ -175,52 +173,6 @@ class Worker:
             if restore:
                 restore()
             self.log.info("worker %s stopped", self.worker_name)
-
-    # -- signals ---------------------------------------------------------------------------
-
-    def _install_signals(self) -> Callable[[], None] | None:
-        """SIGTERM and SIGINT write to a pipe (signal.set_wakeup_fd) that a watcher thread reads,
-        so stop() never runs inside a signal handler that interrupted one of our own locks."""
-        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
-            return None
-        read_fd, write_fd = os.pipe()
-        os.set_blocking(write_fd, False)
-        old_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
-        old = {s: signal.signal(s, _noop_signal) for s in (signal.SIGTERM, signal.SIGINT)}
-        watcher = threading.Thread(target=self._watch_signals, args=(read_fd,),
-                                   name="dlq-signals", daemon=True)
-        watcher.start()
-
-        def restore() -> None:
-            for s, h in old.items():
-                signal.signal(s, h)
-            signal.set_wakeup_fd(old_fd)
-            os.close(write_fd)  # the watcher reads end-of-file and ends
-            watcher.join(timeout=1)
-        return restore
-
-    def _watch_signals(self, read_fd: int) -> None:
-        seen = 0
-        try:
-            while True:
-                data = os.read(read_fd, 64)
-                if not data:
-                    return
-                for signum in data:
-                    if signum not in (signal.SIGTERM, signal.SIGINT):
-                        continue
-                    seen += 1
-                    name = signal.Signals(signum).name
-                    if seen == 1:
-                        self.log.info("%s: stopping; handlers have %.0f s (a second signal "
-                                      "exits at once)", name, self.shutdown_timeout)
-                        self.stop()
-                    else:
-                        self.log.warning("second signal (%s): exiting now", name)
-                        logging.shutdown()
-                        os._exit(128 + signum)
-        finally:
-            os.close(read_fd)
 
     # -- claiming --------------------------------------------------------------------------
 
