@@ -2,7 +2,8 @@
 # Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
 # -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
 # ASan+UBSan and runs the unit, integration and dlqctl suites on SQLite. A short crash test (kill
-# -9 under load, both backends) and the admin UI's test in headless Chromium run between the two,
+# -9 under load, both backends), the admin UI's test in headless Chromium and the worker libraries'
+# suites (tests/clients) run between the two,
 # and a minute of fuzzing (libFuzzer) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,11 @@ phase=$SECONDS
 (cd tests/ui && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 tests/ui/run.sh build/release/app/dlqd build/ui-artefacts
 echo "   (UI in the browser: $((SECONDS - phase)) s)"
+
+echo "== Worker libraries: Python and TypeScript against dlqd (tests/clients)"
+phase=$SECONDS
+tests/clients/run.sh build/release/app/dlqd
+echo "   (worker libraries: $((SECONDS - phase)) s)"
 
 echo "== Crash test, short form (kill -9 under load; the full run is scripts/crash-test.sh)"
 phase=$SECONDS
