@@ -315,6 +315,24 @@ class WorkerTests(unittest.TestCase):
         self.assertEqual([b.get("checkpoint") for b in extends], ["step 1", None])
         self.assertEqual(extends[1]["seconds"], 45)
 
+    def test_worker_version_goes_with_each_claim_into_the_history(self) -> None:
+        c = self.client()
+        message_id = c.enqueue("versions", {"n": 1}, job_type="t")["id"]
+        w = support.worker("versions", c, worker_version="2.4.1")
+
+        @w.handler("t")
+        def handle(job: dlq.Job) -> None:
+            pass
+
+        running = self.run_worker(w)
+        support.wait_for(lambda: c.stats("versions")["succeeded"] == 1, 10, "the success")
+        running.stop()
+        self.assertTrue(all(b["worker_version"] == "2.4.1" for _, b in c.bodies("/claim")))
+        [entry] = c.attempts("versions", message_id)
+        self.assertEqual(entry["worker_version"], "2.4.1")
+        with self.assertRaises(ValueError):
+            support.worker("versions", c, worker_version="v" * 65)
+
     def test_checks_before_sending(self) -> None:
         for bad in ("has space", "", "x" * 129, "é"):
             with self.assertRaises(ValueError):

@@ -279,6 +279,7 @@ class Client:
 
     def claim(self, queue: str, *, max: int | None = None, wait_seconds: int | None = None,
               visibility_timeout: int | None = None, worker: str | None = None,
+              worker_version: str | None = None,
               job_types: list[str] | None = None, ack: list[dict[str, Any]] | None = None,
               retries: int | None = None, conn: _http.Connection | None = None) -> dict[str, Any]:
         """The claim answer: {"claimed", "message"} or, with max, {"claimed", "messages"}, plus
@@ -286,7 +287,7 @@ class Client:
         body: dict[str, Any] = {}
         for key, value in (("wait_seconds", wait_seconds),
                            ("visibility_timeout", visibility_timeout), ("worker", worker),
-                           ("job_types", job_types), ("max", max), ("ack", ack)):
+                           ("worker_version", worker_version), ("job_types", job_types), ("max", max), ("ack", ack)):
             if value is not None:
                 body[key] = value
         return self.request("POST", f"/queues/{_q(queue)}/claim", body, safe=True,

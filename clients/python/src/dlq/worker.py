@@ -51,7 +51,7 @@ class Worker:
     def __init__(self, queue: str, concurrency: int = 10, *, client: Client | None = None,
                  url: str | None = None, token: str | None = None, wait_seconds: int = 20,
                  visibility_timeout: int = 30, worker_name: str | None = None,
-                 shutdown_timeout: float = 25.0, startup_delay: float = 1.0,
+                 worker_version: str | None = None, shutdown_timeout: float = 25.0, startup_delay: float = 1.0,
                  handle_signals: bool = True, logger: logging.Logger | None = None) -> None:
         if not isinstance(concurrency, int) or not 1 <= concurrency <= 1000:
             raise ValueError("concurrency is 1 to 1,000")
@@ -67,6 +67,11 @@ class Worker:
         self.visibility_timeout = visibility_timeout
         name = worker_name or f"{socket.gethostname()}:{os.getpid()}"
         self.worker_name = name.encode("utf-8")[:128].decode("utf-8", "ignore")
+        # Each attempt entry keeps it: which build of the handlers ran the attempt.
+        if worker_version is not None and (not isinstance(worker_version, str)
+                                           or len(worker_version.encode("utf-8")) > 64):
+            raise ValueError("worker_version is a string of at most 64 bytes")
+        self.worker_version = worker_version
         self.shutdown_timeout = shutdown_timeout
         self.startup_delay = startup_delay
         self.handle_signals = handle_signals
@@ -197,7 +202,7 @@ class Worker:
                 answer = self.client.claim(
                     self.queue, max=free, wait_seconds=self.wait_seconds,
                     visibility_timeout=self.visibility_timeout, worker=self.worker_name,
-                    job_types=job_types,
+                    worker_version=self.worker_version, job_types=job_types,
                     ack=[{"id": j.id, "lease_id": j.lease_id} for j in acks] or None,
                     retries=0, conn=self._claim_conn)
             except DlqError as e:
