@@ -60,6 +60,9 @@ interface PendingAck {
   leaseId: string;
   deadline: number;
   run: Run;
+  /** Sends that failed so far: the first send always goes (dlqd decides whether the lease holds),
+   * resends only while the lease lasts as far as this worker knows. */
+  failedSends: number;
 }
 
 const FINAL_GRACE_MS = 5000;
@@ -205,7 +208,6 @@ export class Worker {
         continue;
       }
       const acks = this.ackInClaim ? this.takeAcks() : [];
-      const sentAt = performance.now();
       this.claimInFlight = true;
       let answer;
       try {
@@ -236,10 +238,12 @@ export class Worker {
       }
       this.claimInFlight = false;
       failures = 0;
+      // A parked claim's leases start when dlqd answers, not when the claim was sent.
+      const receivedAt = performance.now();
       if (acks.length > 0) this.settleAckedInClaim(acks, answer.acked);
       for (const message of answer.messages) {
         if (this.stopping) this.releaseUnstarted(message);
-        else this.start(message, sentAt);
+        else this.start(message, receivedAt);
       }
       if (this.acks.length > 0) this.schedulePump();
     }
@@ -276,14 +280,15 @@ export class Worker {
     const now = performance.now();
     const live: PendingAck[] = [];
     for (const a of this.acks) {
-      if (a.deadline > now) live.push(a);
+      if (a.failedSends === 0 || a.deadline > now) live.push(a);
       else this.logger.warn("lease ended before the ack could be delivered; the job will run again", { queue: this.queue, id: a.id });
     }
     this.acks = live.slice(max);
     return live.slice(0, max);
   }
 
-  private requeueAcks(batch: PendingAck[]): void {
+  private requeueAcks(batch: PendingAck[], failed = true): void {
+    if (failed) for (const a of batch) a.failedSends++;
     if (batch.length > 0) this.acks = batch.concat(this.acks);
   }
 
@@ -324,7 +329,7 @@ export class Worker {
       // An older dlqd ignores `ack` in a claim: nothing was acked. Resend by /ack from now on.
       this.logger.warn("dlqd does not take acks in claims; acking by /ack", { queue: this.queue });
       this.ackInClaim = false;
-      this.requeueAcks(batch);
+      this.requeueAcks(batch, false);
       this.schedulePump();
       return;
     }
@@ -347,7 +352,7 @@ export class Worker {
 
   // ---- jobs ----
 
-  private start(message: ClaimedMessage, sentAt: number): void {
+  private start(message: ClaimedMessage, receivedAt: number): void {
     const controller = new AbortController();
     const run: Run = {
       job: undefined as unknown as Job,
@@ -355,7 +360,7 @@ export class Worker {
       controller,
       state: "running",
       leaseSeconds: this.visibilityTimeout,
-      deadline: sentAt + this.visibilityTimeout * 1000,
+      deadline: receivedAt + this.visibilityTimeout * 1000,
       timer: undefined,
     };
     run.job = new Job(message, controller.signal, {
@@ -437,7 +442,7 @@ export class Worker {
     } else {
       run.state = "done";
       if (ok) {
-        this.acks.push({ id: run.message.id, leaseId: run.message.lease_id, deadline: run.deadline, run });
+        this.acks.push({ id: run.message.id, leaseId: run.message.lease_id, deadline: run.deadline, run, failedSends: 0 });
       } else if (err instanceof Snoozed) {
         this.deliver(run, "release", { delay_seconds: err.seconds });
       } else {

@@ -23,7 +23,7 @@ import { freePort, hashToken, sleep, startDlqd, startFake, vectors, watchUnhandl
 const unhandled = watchUnhandled();
 after(() => assert.deepEqual(unhandled, [], "no unhandled rejections"));
 
-describe("client", { concurrency: true }, () => {
+describe("client", { concurrency: true, timeout: 60000 }, () => {
   it("enqueue with every option, get, list, stats, queues", async () => {
     const d = await startDlqd();
     const c = new Client({ url: d.url });

@@ -8,7 +8,8 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Logger } from "../src/index.js";
+import { Worker } from "../src/index.js";
+import type { Logger, WorkerOptions } from "../src/index.js";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** clients/node (tests run from dist/test). */
@@ -248,12 +249,16 @@ export async function startProxy(target: string): Promise<Proxy> {
         res.destroy();
       });
       res.on("close", () => {
-        if (!res.writableFinished) up.destroy();
+        if (!res.writableFinished) {
+          up.destroy();
+          seen.done = true;
+        }
       });
       up.end(raw);
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  server.unref(); // a test that fails before close() must not keep its file's process alive
   proxy.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   proxy.close = () =>
     new Promise((r) => {
@@ -284,6 +289,7 @@ export async function startFake(respond: (req: http.IncomingMessage, body: strin
     });
   });
   await new Promise<void>((r) => server.listen(port, "127.0.0.1", r));
+  server.unref();
   const p = (server.address() as net.AddressInfo).port;
   return {
     url: `http://127.0.0.1:${p}`,
@@ -320,4 +326,17 @@ export interface Vectors {
 
 export function vectors(): Vectors {
   return JSON.parse(fs.readFileSync(path.join(repoRoot, "tests", "clients", "vectors.json"), "utf8"));
+}
+
+const liveWorkers: Worker[] = [];
+
+/** A Worker that the file's after() hook stops should its test fail before stopping it. */
+export function newWorker(options: WorkerOptions): Worker {
+  const w = new Worker(options);
+  liveWorkers.push(w);
+  return w;
+}
+
+export async function stopWorkers(): Promise<void> {
+  await Promise.all(liveWorkers.splice(0).map((w) => w.stop()));
 }
