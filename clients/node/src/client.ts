@@ -1,0 +1,331 @@
+// Client: every producer, operator and worker call of dlqd's HTTP API, with camelCase options,
+// errors from problem+json (errors.ts) and each call's retry rule (transport.ts).
+
+import { localValidationError } from "./errors.js";
+import { CallOptions, RetryRule, Transport } from "./transport.js";
+import { Logger, defaultLogger } from "./logger.js";
+import type {
+  AckResult,
+  AttemptPage,
+  ClaimAnswer,
+  DeadLetterPage,
+  Message,
+  MessagePage,
+  MessageStatus,
+  QueuePage,
+  QueueStats,
+  ReplayDryRun,
+} from "./types.js";
+
+export const VERSION = "0.1.0";
+export const DEFAULT_URL = "http://127.0.0.1:8080";
+
+export interface ClientOptions {
+  /** dlqd's base URL; default `DLQ_URL`, else http://127.0.0.1:8080. */
+  url?: string;
+  /** Bearer token; default `DLQ_TOKEN`. */
+  token?: string;
+  /** Retries after a transport failure or 503 where the call allows them (default 4). */
+  retries?: number;
+  /** Seconds to wait for an answer (default 30; claims add their wait). */
+  timeout?: number;
+  logger?: Logger;
+}
+
+export type MessageId = number | string | bigint;
+
+export interface EnqueueOptions {
+  maxRetries?: number;
+  jobType?: string;
+  priority?: number;
+  delaySeconds?: number;
+  /** A Date, or any RFC 3339 time. */
+  runAt?: Date | string;
+  idempotencyKey?: string;
+}
+
+export interface BatchItem extends EnqueueOptions {
+  payload: unknown;
+}
+
+export interface ListOptions {
+  status?: MessageStatus;
+  limit?: number;
+  offset?: number;
+  order?: "asc" | "desc";
+  jobType?: string;
+  errorClass?: string;
+  retrying?: boolean;
+}
+
+export interface PageOptions {
+  limit?: number;
+  after?: number;
+}
+
+export interface QueuesOptions {
+  limit?: number;
+  /** A queue name: the page starts after it. */
+  after?: string;
+}
+
+export interface DeadLetterOptions {
+  queue?: string;
+  jobType?: string;
+  errorClass?: string;
+  deadReason?: string;
+  fingerprint?: string;
+  since?: Date | string;
+  until?: Date | string;
+  limit?: number;
+  afterId?: number;
+}
+
+export interface ReplayOptions {
+  reason?: string;
+  /** An edited payload (a non-string is sent as JSON text). */
+  payload?: unknown;
+  delaySeconds?: number;
+  runAt?: Date | string;
+  force?: boolean;
+  dryRun?: boolean;
+  payloadIsJson?: boolean;
+}
+
+export interface ClaimOptions {
+  waitSeconds?: number;
+  visibilityTimeout?: number;
+  worker?: string;
+  jobTypes?: string[];
+  /** 1..100 (always sent by this client, so the answer is the batch shape). */
+  max?: number;
+  ack?: AckItem[];
+}
+
+export interface AckItem {
+  id: MessageId;
+  lease_id: string;
+}
+
+export interface FailBody {
+  error?: string;
+  error_class?: string;
+  retryable?: boolean;
+  retry_in?: number;
+  stack?: string;
+  cause?: string;
+  checkpoint?: string;
+  fingerprint?: string;
+}
+
+export const CHECKPOINT_MAX_BYTES = 4096;
+const FINGERPRINT = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** Payloads are strings on the wire: anything else is sent as its JSON text. */
+export function payloadText(payload: unknown): string {
+  if (typeof payload === "string") return payload;
+  const text = JSON.stringify(payload);
+  if (text === undefined) throw new TypeError("dlq: the payload must be a string or a JSON value");
+  return text;
+}
+
+function time(t: Date | string | undefined): string | undefined {
+  return t instanceof Date ? t.toISOString() : t;
+}
+
+function enqueueBody(payload: unknown, o: EnqueueOptions): Record<string, unknown> {
+  return {
+    payload: payloadText(payload),
+    max_retries: o.maxRetries,
+    job_type: o.jobType,
+    priority: o.priority,
+    delay_seconds: o.delaySeconds,
+    run_at: time(o.runAt),
+    idempotency_key: o.idempotencyKey,
+  };
+}
+
+export function checkCheckpoint(checkpoint: string | undefined): void {
+  if (checkpoint !== undefined && Buffer.byteLength(checkpoint, "utf8") > CHECKPOINT_MAX_BYTES) {
+    throw localValidationError("checkpoint", "too_long", `checkpoint must be at most ${CHECKPOINT_MAX_BYTES} bytes`);
+  }
+}
+
+export function validFingerprint(fingerprint: string): boolean {
+  return FINGERPRINT.test(fingerprint);
+}
+
+function q(queue: string): string {
+  return encodeURIComponent(queue);
+}
+
+function idText(id: MessageId): string {
+  return String(id);
+}
+
+export class Client {
+  readonly url: string;
+  readonly logger: Logger;
+  private readonly transport: Transport;
+  private readonly timeout: number;
+
+  constructor(options: ClientOptions = {}) {
+    this.url = options.url ?? process.env.DLQ_URL ?? DEFAULT_URL;
+    const token = options.token ?? process.env.DLQ_TOKEN;
+    this.logger = options.logger ?? defaultLogger;
+    this.timeout = options.timeout ?? 30;
+    this.transport = new Transport({
+      url: this.url,
+      token: token === "" ? undefined : token,
+      retries: options.retries ?? 4,
+      timeout: this.timeout,
+      userAgent: `dlq-client-node/${VERSION}`,
+    });
+  }
+
+  /** Closes pooled connections; the client stays usable (new calls open new ones). */
+  close(): void {
+    this.transport.close();
+  }
+
+  private call<T>(method: string, path: string, retry: RetryRule, body?: unknown, query?: Record<string, string | number | boolean | undefined>, options?: CallOptions): Promise<T> {
+    return this.transport.call<T>({ method, path, body, query, retry }, options);
+  }
+
+  // ---- producers ----
+
+  /** POST /queues/{queue}/messages. Retried only with an idempotency key (else only when nothing was sent). */
+  async enqueue(queue: string, payload: unknown, options: EnqueueOptions = {}, call?: CallOptions): Promise<Message> {
+    const retry: RetryRule = options.idempotencyKey !== undefined ? "safe" : "unsent";
+    return this.call<Message>("POST", `/queues/${q(queue)}/messages`, retry, enqueueBody(payload, options), undefined, call);
+  }
+
+  /** POST /queues/{queue}/messages/batch (≤ 1,000 items). Retried only when every item has an idempotency key. */
+  async enqueueBatch(queue: string, items: BatchItem[], call?: CallOptions): Promise<Message[]> {
+    const retry: RetryRule = items.length > 0 && items.every((i) => i.idempotencyKey !== undefined) ? "safe" : "unsent";
+    const body = { messages: items.map((i) => enqueueBody(i.payload, i)) };
+    const answer = await this.call<{ messages: Message[] }>("POST", `/queues/${q(queue)}/messages/batch`, retry, body, undefined, call);
+    return answer.messages;
+  }
+
+  // ---- readers ----
+
+  async get(queue: string, id: MessageId, call?: CallOptions): Promise<Message> {
+    return this.call<Message>("GET", `/queues/${q(queue)}/messages/${idText(id)}`, "safe", undefined, undefined, call);
+  }
+
+  async list(queue: string, options: ListOptions = {}, call?: CallOptions): Promise<MessagePage> {
+    const query = {
+      status: options.status,
+      limit: options.limit,
+      offset: options.offset,
+      order: options.order,
+      job_type: options.jobType,
+      error_class: options.errorClass,
+      retrying: options.retrying,
+    };
+    return this.call<MessagePage>("GET", `/queues/${q(queue)}/messages`, "safe", undefined, query, call);
+  }
+
+  async attempts(queue: string, id: MessageId, options: PageOptions = {}, call?: CallOptions): Promise<AttemptPage> {
+    return this.call<AttemptPage>("GET", `/queues/${q(queue)}/messages/${idText(id)}/attempts`, "safe", undefined, { limit: options.limit, after: options.after }, call);
+  }
+
+  async stats(queue: string, call?: CallOptions): Promise<QueueStats> {
+    return this.call<QueueStats>("GET", `/queues/${q(queue)}/stats`, "safe", undefined, undefined, call);
+  }
+
+  async queues(options: QueuesOptions = {}, call?: CallOptions): Promise<QueuePage> {
+    return this.call<QueuePage>("GET", "/queues", "safe", undefined, { limit: options.limit, after: options.after }, call);
+  }
+
+  /** GET /dlq: dead letters across queues, paged by `afterId` (the answer's `next_after_id`). */
+  async deadLetters(options: DeadLetterOptions = {}, call?: CallOptions): Promise<DeadLetterPage> {
+    const query = {
+      queue: options.queue,
+      job_type: options.jobType,
+      error_class: options.errorClass,
+      dead_reason: options.deadReason,
+      fingerprint: options.fingerprint,
+      since: time(options.since),
+      until: time(options.until),
+      limit: options.limit,
+      after_id: options.afterId,
+    };
+    return this.call<DeadLetterPage>("GET", "/dlq", "safe", undefined, query, call);
+  }
+
+  // ---- operators ----
+
+  /** POST …/messages/{id}/replay (admin). Not retried once sent (a dry run is: it changes nothing). */
+  replay(queue: string, id: MessageId, options: ReplayOptions & { dryRun: true }, call?: CallOptions): Promise<ReplayDryRun>;
+  replay(queue: string, id: MessageId, options?: ReplayOptions, call?: CallOptions): Promise<Message>;
+  async replay(queue: string, id: MessageId, options: ReplayOptions = {}, call?: CallOptions): Promise<Message | ReplayDryRun> {
+    const body = {
+      reason: options.reason,
+      payload: options.payload === undefined ? undefined : payloadText(options.payload),
+      delay_seconds: options.delaySeconds,
+      run_at: time(options.runAt),
+      force: options.force,
+      dry_run: options.dryRun,
+      payload_is_json: options.payloadIsJson,
+    };
+    return this.call("POST", `/queues/${q(queue)}/messages/${idText(id)}/replay`, options.dryRun ? "safe" : "unsent", body, undefined, call);
+  }
+
+  // ---- workers (the Worker makes these calls; they are here for hand-written loops) ----
+
+  /** POST /queues/{queue}/claim, always in the batch shape (`max`, default 1). Retried: a lost
+   * answer leaves its messages leased until their lease ends, it never runs anything twice. */
+  async claim(queue: string, options: ClaimOptions = {}, call?: CallOptions): Promise<ClaimAnswer> {
+    const waitSeconds = options.waitSeconds ?? 0;
+    const body: Record<string, unknown> = {
+      wait_seconds: waitSeconds,
+      visibility_timeout: options.visibilityTimeout,
+      worker: options.worker,
+      job_types: options.jobTypes,
+      max: options.max ?? 1,
+    };
+    if (options.ack !== undefined) body.ack = options.ack.map((a) => ({ id: Number(a.id), lease_id: a.lease_id }));
+    const timeout = (call?.timeout ?? this.timeout) + waitSeconds;
+    const answer = await this.call<ClaimAnswer>("POST", `/queues/${q(queue)}/claim`, "safe", body, undefined, { ...call, timeout });
+    if (!Array.isArray(answer.messages)) answer.messages = [];
+    return answer;
+  }
+
+  /** POST /queues/{queue}/ack (≤ 1,000 items): per-item results. Retried: a resent ack of a
+   * succeeded message answers 200. */
+  async ack(queue: string, items: AckItem[], call?: CallOptions): Promise<AckResult[]> {
+    const body = { items: items.map((a) => ({ id: Number(a.id), lease_id: a.lease_id })) };
+    const answer = await this.call<{ results: AckResult[] }>("POST", `/queues/${q(queue)}/ack`, "safe", body, undefined, call);
+    return answer.results;
+  }
+
+  /** POST …/succeed. With a lease id it is fenced and retried; without, FT72's unfenced succeed (not retried). */
+  async succeed(queue: string, id: MessageId, leaseId?: string, call?: CallOptions): Promise<Message> {
+    return this.call<Message>("POST", `/queues/${q(queue)}/messages/${idText(id)}/succeed`, leaseId ? "safe" : "unsent", { lease_id: leaseId }, undefined, call);
+  }
+
+  /** POST …/fail. Fenced by the lease id and retried (a resent fail already applied is 409 lease-lost). */
+  async fail(queue: string, id: MessageId, leaseId: string | undefined, body: FailBody, call?: CallOptions): Promise<Message> {
+    checkCheckpoint(body.checkpoint);
+    if (body.fingerprint !== undefined && !validFingerprint(body.fingerprint)) {
+      const long = Buffer.byteLength(body.fingerprint, "utf8") > 128;
+      throw localValidationError("fingerprint", long ? "too_long" : "invalid", "fingerprint must be 1 to 128 of A-Z a-z 0-9 _ . : -");
+    }
+    return this.call<Message>("POST", `/queues/${q(queue)}/messages/${idText(id)}/fail`, leaseId ? "safe" : "unsent", { lease_id: leaseId, ...body }, undefined, call);
+  }
+
+  /** POST …/extend: the lease runs `seconds` from now (default the queue's visibility timeout). */
+  async extend(queue: string, id: MessageId, leaseId: string, options: { seconds?: number; checkpoint?: string } = {}, call?: CallOptions): Promise<Message> {
+    checkCheckpoint(options.checkpoint);
+    const body = { lease_id: leaseId, seconds: options.seconds, checkpoint: options.checkpoint };
+    return this.call<Message>("POST", `/queues/${q(queue)}/messages/${idText(id)}/extend`, "safe", body, undefined, call);
+  }
+
+  /** POST …/release: give the message back without a failure, due after `delaySeconds` (default at once). */
+  async release(queue: string, id: MessageId, leaseId: string, options: { delaySeconds?: number } = {}, call?: CallOptions): Promise<Message> {
+    const body = { lease_id: leaseId, delay_seconds: options.delaySeconds };
+    return this.call<Message>("POST", `/queues/${q(queue)}/messages/${idText(id)}/release`, "safe", body, undefined, call);
+  }
+}

@@ -1,0 +1,150 @@
+// What a handler's exception becomes: the classes a handler throws to say how it failed, and the
+// one mapping from any thrown value to a fail body (or, for Snooze, a release).
+
+import { validFingerprint } from "./client.js";
+
+export const STACK_MAX_BYTES = 16384;
+export const CAUSE_MAX_BYTES = 4096;
+export const ERROR_MAX_BYTES = 1000;
+const CAUSE_DEPTH = 16;
+
+export interface FailOptions {
+  /** transient · throttled · timeout · not_found · invalid_input · auth · unknown (default). */
+  errorClass?: string;
+  /** Omitted: the queue's policy decides by class. */
+  retryable?: boolean;
+  /** Seconds until the retry, replacing the computed backoff. */
+  retryIn?: number;
+  /** Groups failures into one incident: 1 to 128 of A-Z a-z 0-9 _ . : - */
+  fingerprint?: string;
+  cause?: unknown;
+}
+
+/** Throw from a handler to fail the job with a class, retryability, retry time and fingerprint. */
+export class Fail extends Error {
+  readonly errorClass: string;
+  readonly retryable: boolean | undefined;
+  readonly retryIn: number | undefined;
+  readonly fingerprint: string | undefined;
+  constructor(message: string, options: FailOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.errorClass = options.errorClass ?? "unknown";
+    this.retryable = options.retryable;
+    this.retryIn = options.retryIn;
+    this.fingerprint = options.fingerprint;
+  }
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+/** A failure retrying cannot fix: the job goes dead at once. */
+export class NonRetryable extends Fail {
+  constructor(message: string, options: Omit<FailOptions, "retryable"> = {}) {
+    super(message, { ...options, retryable: false });
+  }
+}
+
+/** The payload is wrong (class invalid_input): dead at once. */
+export class InvalidInput extends Fail {
+  constructor(message: string, options: Omit<FailOptions, "retryable" | "errorClass"> = {}) {
+    super(message, { ...options, errorClass: "invalid_input", retryable: false });
+  }
+}
+
+/** Rate-limited (class throttled): retried after `retryIn` seconds when given. */
+export class Throttled extends Fail {
+  constructor(message: string, retryIn?: number, options: Omit<FailOptions, "retryable" | "errorClass" | "retryIn"> = {}) {
+    super(message, { ...options, errorClass: "throttled", retryable: true, retryIn });
+  }
+}
+
+/** Not a failure: give the job back, due again in `seconds`. */
+export class Snooze extends Error {
+  readonly seconds: number;
+  constructor(seconds: number, message = `snoozed for ${seconds} s`) {
+    super(message);
+    this.seconds = seconds;
+  }
+  override get name(): string {
+    return "Snooze";
+  }
+}
+
+/** `text` as well-formed UTF-8 of at most `maxBytes`, cut on a character boundary. */
+export function cutUtf8(text: string, maxBytes: number): string {
+  const bytes = Buffer.from(text, "utf8"); // lone surrogates become U+FFFD, as dlqd would store them
+  if (bytes.length <= maxBytes) return bytes.toString("utf8");
+  let end = maxBytes;
+  while (end > 0 && (bytes[end] & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString("utf8");
+}
+
+/** `Type: message` for any thrown value. A class's own name wins over Error's ("class
+ * SmtpError extends Error {}" reads SmtpError); a DOMException reads by its name. */
+export function describe(value: unknown): string {
+  if (value instanceof Error) {
+    let type = value.name;
+    if (!type || type === "Error") type = value.constructor?.name || "Error";
+    return value.message === "" ? type : `${type}: ${value.message}`;
+  }
+  if (typeof value === "string") return `Error: ${value}`;
+  try {
+    return `Error: ${JSON.stringify(value) ?? String(value)}`;
+  } catch {
+    return `Error: ${String(value)}`;
+  }
+}
+
+/** The cause chain below `err`, each link described, joined by " <- " (outermost first). */
+export function causeChain(err: unknown): string | undefined {
+  const links: string[] = [];
+  const seen = new Set<unknown>([err]);
+  let cur: unknown = err instanceof Error ? err.cause : undefined;
+  while (cur !== undefined && cur !== null && !seen.has(cur) && links.length < CAUSE_DEPTH) {
+    seen.add(cur);
+    links.push(describe(cur));
+    cur = cur instanceof Error ? cur.cause : undefined;
+  }
+  return links.length === 0 ? undefined : links.join(" <- ");
+}
+
+export type Outcome =
+  | { kind: "fail"; body: FailBody; droppedFingerprint?: string }
+  | { kind: "release"; delaySeconds: number };
+
+export interface FailBody {
+  error: string;
+  error_class: string;
+  retryable?: boolean;
+  retry_in?: number;
+  stack?: string;
+  cause?: string;
+  fingerprint?: string;
+}
+
+/** The one mapping (docs/clients.md): Snooze → release; Fail and its shorthands → their class;
+ * an Error named TimeoutError → timeout, retryable; anything else → unknown, retryable. */
+export function outcomeOf(err: unknown): Outcome {
+  if (err instanceof Snooze) return { kind: "release", delaySeconds: err.seconds };
+  const body: FailBody = { error: cutUtf8(describe(err), ERROR_MAX_BYTES), error_class: "unknown" };
+  let dropped: string | undefined;
+  if (err instanceof Fail) {
+    body.error_class = err.errorClass;
+    if (err.retryable !== undefined) body.retryable = err.retryable;
+    if (err.retryIn !== undefined) body.retry_in = err.retryIn;
+    if (err.fingerprint !== undefined) {
+      if (validFingerprint(err.fingerprint)) body.fingerprint = err.fingerprint;
+      else dropped = err.fingerprint;
+    }
+  } else if (err instanceof Error && err.name === "TimeoutError") {
+    body.error_class = "timeout";
+    body.retryable = true;
+  } else {
+    body.retryable = true;
+  }
+  if (err instanceof Error && typeof err.stack === "string" && err.stack !== "") body.stack = cutUtf8(err.stack, STACK_MAX_BYTES);
+  const cause = causeChain(err);
+  if (cause !== undefined) body.cause = cutUtf8(cause, CAUSE_MAX_BYTES);
+  return dropped === undefined ? { kind: "fail", body } : { kind: "fail", body, droppedFingerprint: dropped };
+}
