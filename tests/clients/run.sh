@@ -6,3 +6,4 @@ set -euo pipefail
 dlqd="$(realpath "$1")"
 cd "$(dirname "$0")/../.."
 tests/clients/python.sh "$dlqd"
+tests/clients/node.sh "$dlqd"
