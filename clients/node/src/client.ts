@@ -1,11 +1,13 @@
 // Client: every producer, operator and worker call of dlqd's HTTP API, with camelCase options,
 // errors from problem+json (errors.ts) and each call's retry rule (transport.ts).
 
+import * as fs from "node:fs";
 import { localValidationError } from "./errors.js";
 import { CallOptions, RetryRule, Transport } from "./transport.js";
 import { Logger, defaultLogger } from "./logger.js";
 import type {
   AckResult,
+  Attempt,
   AttemptPage,
   ClaimAnswer,
   DeadLetterPage,
@@ -25,8 +27,10 @@ export interface ClientOptions {
   url?: string;
   /** Bearer token; default `DLQ_TOKEN`. */
   token?: string;
-  /** Retries after a transport failure or 503 where the call allows them (default 4). */
+  /** Retries after a transport failure, where the call allows them (default 4). */
   retries?: number;
+  /** A private CA for https://, as a PEM file's path; default `DLQ_CA_FILE`. */
+  caFile?: string;
   /** Seconds to wait for an answer (default 30; claims add their wait). */
   timeout?: number;
   logger?: Logger;
@@ -58,17 +62,6 @@ export interface ListOptions {
   retrying?: boolean;
 }
 
-export interface PageOptions {
-  limit?: number;
-  after?: number;
-}
-
-export interface QueuesOptions {
-  limit?: number;
-  /** A queue name: the page starts after it. */
-  after?: string;
-}
-
 export interface DeadLetterOptions {
   queue?: string;
   jobType?: string;
@@ -96,6 +89,8 @@ export interface ClaimOptions {
   waitSeconds?: number;
   visibilityTimeout?: number;
   worker?: string;
+  /** ≤ 64 bytes: each attempt entry keeps the build that ran it. */
+  workerVersion?: string;
   jobTypes?: string[];
   /** 1..100 (always sent by this client, so the answer is the batch shape). */
   max?: number;
@@ -174,9 +169,11 @@ export class Client {
     const token = options.token ?? process.env.DLQ_TOKEN;
     this.logger = options.logger ?? defaultLogger;
     this.timeout = options.timeout ?? 30;
+    const caFile = options.caFile ?? process.env.DLQ_CA_FILE;
     this.transport = new Transport({
       url: this.url,
       token: token === "" ? undefined : token,
+      ca: caFile ? fs.readFileSync(caFile, "utf8") : undefined,
       retries: options.retries ?? 4,
       timeout: this.timeout,
       userAgent: `dlq-client-node/${VERSION}`,
@@ -227,16 +224,32 @@ export class Client {
     return this.call<MessagePage>("GET", `/queues/${q(queue)}/messages`, "safe", undefined, query, call);
   }
 
-  async attempts(queue: string, id: MessageId, options: PageOptions = {}, call?: CallOptions): Promise<AttemptPage> {
-    return this.call<AttemptPage>("GET", `/queues/${q(queue)}/messages/${idText(id)}/attempts`, "safe", undefined, { limit: options.limit, after: options.after }, call);
+  /** The whole attempt history, oldest first (every page of GET …/attempts). */
+  async attempts(queue: string, id: MessageId, call?: CallOptions): Promise<Attempt[]> {
+    const all: Attempt[] = [];
+    let after: number | undefined;
+    for (;;) {
+      const page = await this.call<AttemptPage>("GET", `/queues/${q(queue)}/messages/${idText(id)}/attempts`, "safe", undefined, { after }, call);
+      all.push(...page.attempts);
+      if (page.next_after === null || page.next_after === undefined || page.attempts.length === 0) return all;
+      after = page.next_after;
+    }
   }
 
   async stats(queue: string, call?: CallOptions): Promise<QueueStats> {
     return this.call<QueueStats>("GET", `/queues/${q(queue)}/stats`, "safe", undefined, undefined, call);
   }
 
-  async queues(options: QueuesOptions = {}, call?: CallOptions): Promise<QueuePage> {
-    return this.call<QueuePage>("GET", "/queues", "safe", undefined, { limit: options.limit, after: options.after }, call);
+  /** Every queue with its counts, in name order (every page of GET /queues). */
+  async queues(call?: CallOptions): Promise<QueueStats[]> {
+    const all: QueueStats[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await this.call<QueuePage>("GET", "/queues", "safe", undefined, { after }, call);
+      all.push(...page.queues);
+      if (page.next_after === null || page.next_after === undefined || page.queues.length === 0) return all;
+      after = page.next_after;
+    }
   }
 
   /** GET /dlq: dead letters across queues, paged by `afterId` (the answer's `next_after_id`). */
@@ -283,6 +296,7 @@ export class Client {
       wait_seconds: waitSeconds,
       visibility_timeout: options.visibilityTimeout,
       worker: options.worker,
+      worker_version: options.workerVersion,
       job_types: options.jobTypes,
       max: options.max ?? 1,
     };

@@ -3,6 +3,10 @@
 
 import { validFingerprint } from "./client.js";
 
+/** dlqd's closed list of error classes (http-api.md B2; uncertain_effect since issue 36). */
+export const ERROR_CLASSES: readonly string[] = ["transient", "throttled", "timeout", "not_found", "invalid_input", "auth", "unknown", "uncertain_effect"];
+export const MAX_RETRY_IN = 604800; // a week
+export const MAX_DELAY = 31536000; // a year: release's delay_seconds
 export const STACK_MAX_BYTES = 16384;
 export const CAUSE_MAX_BYTES = 4096;
 export const ERROR_MAX_BYTES = 1000;
@@ -20,7 +24,17 @@ export interface FailOptions {
   cause?: unknown;
 }
 
-/** Throw from a handler to fail the job with a class, retryability, retry time and fingerprint. */
+/** Whole seconds for the wire (dlqd takes integers): a fraction rounds up. */
+function seconds(value: unknown, name: string, top: number): number {
+  if (typeof value !== "number" || !Number.isFinite(value)) throw new RangeError(`dlq: ${name} is a number of seconds, not ${String(value)}`);
+  const whole = Math.ceil(value);
+  if (whole < 0 || whole > top) throw new RangeError(`dlq: ${name} must be 0 to ${top} seconds, not ${value}`);
+  return whole;
+}
+
+/** Throw from a handler to fail the job with a class, retryability, retry time and fingerprint.
+ * The class, fingerprint and retryIn are checked here (a RangeError), so a mistake shows where
+ * it is made rather than as a refused fail. */
 export class Fail extends Error {
   readonly errorClass: string;
   readonly retryable: boolean | undefined;
@@ -28,9 +42,15 @@ export class Fail extends Error {
   readonly fingerprint: string | undefined;
   constructor(message: string, options: FailOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.errorClass = options.errorClass ?? "unknown";
+    const errorClass = options.errorClass ?? "unknown";
+    if (!ERROR_CLASSES.includes(errorClass)) throw new RangeError(`dlq: errorClass must be one of ${ERROR_CLASSES.join(", ")}, not ${JSON.stringify(errorClass)}`);
+    if (options.retryable !== undefined && typeof options.retryable !== "boolean") throw new RangeError("dlq: retryable is true, false or undefined");
+    if (options.fingerprint !== undefined && !validFingerprint(options.fingerprint)) {
+      throw new RangeError(`dlq: a fingerprint is 1 to 128 of [A-Za-z0-9_.:-], not ${JSON.stringify(options.fingerprint)}`);
+    }
+    this.errorClass = errorClass;
     this.retryable = options.retryable;
-    this.retryIn = options.retryIn;
+    this.retryIn = options.retryIn === undefined ? undefined : seconds(options.retryIn, "retryIn", MAX_RETRY_IN);
     this.fingerprint = options.fingerprint;
   }
   override get name(): string {
@@ -38,9 +58,9 @@ export class Fail extends Error {
   }
 }
 
-/** A failure retrying cannot fix: the job goes dead at once. */
+/** A failure retrying cannot fix: the job goes dead at once, whatever the class. */
 export class NonRetryable extends Fail {
-  constructor(message: string, options: Omit<FailOptions, "retryable"> = {}) {
+  constructor(message: string, options: Omit<FailOptions, "retryable" | "retryIn"> = {}) {
     super(message, { ...options, retryable: false });
   }
 }
@@ -52,19 +72,22 @@ export class InvalidInput extends Fail {
   }
 }
 
-/** Rate-limited (class throttled): retried after `retryIn` seconds when given. */
+/** Rate-limited (class throttled): retried after `retryIn` seconds when given.
+ * `new Throttled("rate limited", 12)`, or `new Throttled(12)` (message "throttled"). */
 export class Throttled extends Fail {
-  constructor(message: string, retryIn?: number, options: Omit<FailOptions, "retryable" | "errorClass" | "retryIn"> = {}) {
-    super(message, { ...options, errorClass: "throttled", retryable: true, retryIn });
+  constructor(message: string | number = "throttled", retryIn?: number, options: Omit<FailOptions, "retryable" | "errorClass" | "retryIn"> = {}) {
+    if (typeof message === "number" && retryIn === undefined) [message, retryIn] = ["throttled", message];
+    super(String(message), { ...options, errorClass: "throttled", retryable: true, retryIn });
   }
 }
 
 /** Not a failure: give the job back, due again in `seconds`. */
 export class Snooze extends Error {
   readonly seconds: number;
-  constructor(seconds: number, message = `snoozed for ${seconds} s`) {
-    super(message);
-    this.seconds = seconds;
+  constructor(delay: number) {
+    const whole = seconds(delay, "Snooze seconds", MAX_DELAY);
+    super(`snoozed for ${whole} s`);
+    this.seconds = whole;
   }
   override get name(): string {
     return "Snooze";

@@ -7,8 +7,6 @@ export type {
   EnqueueOptions,
   BatchItem,
   ListOptions,
-  PageOptions,
-  QueuesOptions,
   DeadLetterOptions,
   ReplayOptions,
   ClaimOptions,

@@ -3,12 +3,13 @@
 
 import * as http from "node:http";
 import * as https from "node:https";
-import { DlqError, TransportError, UnavailableError, errorFromAnswer } from "./errors.js";
+import { DlqError, TransportError, errorFromAnswer } from "./errors.js";
 
 /**
  * `safe`: a read, a lease-fenced call, a claim, an enqueue with an idempotency key: resending it
- * cannot do anything twice, so transport failures and 503s are retried.
+ * cannot do anything twice, so transport failures are retried.
  * `unsent`: anything else: retried only when the request certainly never left (connect failed).
+ * An answer (4xx, 5xx, 503 included) is never retried here: it raises.
  */
 export type RetryRule = "safe" | "unsent";
 
@@ -18,11 +19,16 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Seconds to wait for the whole answer; default the client's `timeout`. */
   timeout?: number;
+  /** Transport retries for this call; default the client's `retries` (the Worker sends 0 and
+   * backs off itself). */
+  retries?: number;
 }
 
 export interface TransportOptions {
   url: string;
   token?: string;
+  /** PEM text of a private CA for https:// */
+  ca?: string;
   retries: number;
   timeout: number;
   userAgent: string;
@@ -85,7 +91,7 @@ export class Transport {
     // Idle sockets are closed after 4 s, well inside dlqd's 75 s idle timeout, so a pooled socket
     // is practically never one the server is closing; free sockets are unref'd by the agent.
     const agentOptions = { keepAlive: true, keepAliveMsecs: 1000, maxFreeSockets: 64, timeout: 4000, scheduling: "lifo" as const };
-    this.agent = secure ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.agent = secure ? new https.Agent({ ...agentOptions, ca: options.ca }) : new http.Agent(agentOptions);
     this.request = secure ? https.request : http.request;
   }
 
@@ -101,7 +107,7 @@ export class Transport {
         return (await this.once(exchange, body, options)) as T;
       } catch (err) {
         if (options.signal?.aborted) throw err;
-        if (attempt >= this.options.retries || !retryable(err, exchange.retry)) throw err;
+        if (attempt >= (options.retries ?? this.options.retries) || !retryable(err, exchange.retry)) throw err;
         await sleep(fullJitter(attempt, RETRY_BASE_S, RETRY_CAP_S), options.signal);
       }
     }
@@ -204,7 +210,5 @@ export class Transport {
 }
 
 function retryable(err: unknown, rule: RetryRule): boolean {
-  if (err instanceof TransportError) return rule === "safe" || !err.sent;
-  if (err instanceof UnavailableError) return rule === "safe";
-  return false;
+  return err instanceof TransportError && (rule === "safe" || !err.sent);
 }

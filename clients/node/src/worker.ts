@@ -25,8 +25,10 @@ export interface WorkerOptions extends ClientOptions {
   waitSeconds?: number;
   /** Lease length asked for each claim, 1..43200 s (default 30); heartbeats extend it every third. */
   visibilityTimeout?: number;
-  /** Recorded in the attempt history; default `host:pid` (≤ 128 bytes). */
-  name?: string;
+  /** The claim's `worker`, recorded in the attempt history; default `host:pid` (cut to 128 bytes). */
+  workerName?: string;
+  /** The claim's `worker_version` (≤ 64 bytes): each attempt entry keeps the build that ran it. */
+  workerVersion?: string;
   /** Seconds handlers may run on after stop() or a signal before they are cancelled (default 25). */
   shutdownTimeout?: number;
   /** Stop on SIGTERM/SIGINT, exit at once on a second one (default true). */
@@ -66,8 +68,10 @@ interface PendingAck {
 }
 
 const FINAL_GRACE_MS = 5000;
-const BACKOFF_BASE_S = 1;
-const BACKOFF_CAP_S = 30;
+const BACKOFF_BASE_S = 0.2; // claim back-off when dlqd is down or answers 5xx: doubling from this ...
+const BACKOFF_CAP_S = 30; // ... to this, full jitter
+const RESEND_CAP_S = 5; // undelivered acks, fails, releases: retried at least this often while leases last
+const HEARTBEAT_RETRY_MS = 500;
 const MAX_ACKS = 1000;
 const UNHANDLED_TYPE_DELAY_S = 60;
 
@@ -79,15 +83,17 @@ function checkRange(name: string, value: number, min: number, max: number): void
   if (!Number.isInteger(value) || value < min || value > max) throw new RangeError(`dlq: ${name} must be an integer from ${min} to ${max}, not ${value}`);
 }
 
+/** Worth trying again later: no answer, 503, or another 5xx. */
 function transient(err: unknown): boolean {
-  return err instanceof TransportError || err instanceof UnavailableError;
+  return err instanceof TransportError || err instanceof UnavailableError || (err instanceof DlqError && err.status >= 500);
 }
 
 export class Worker {
   readonly queue: string;
   readonly concurrency: number;
   readonly client: Client;
-  readonly name: string;
+  readonly workerName: string;
+  readonly workerVersion: string | undefined;
   /** Runs jobs whose type has no handler of its own; with one set, claims ask for every type. */
   defaultHandler: Handler | undefined;
 
@@ -132,7 +138,9 @@ export class Worker {
     this.logger = options.logger ?? options.client?.logger ?? defaultLogger;
     this.ownsClient = options.client === undefined;
     this.client = options.client ?? new Client({ ...options, logger: this.logger });
-    this.name = cutUtf8(options.name ?? defaultName(), 128);
+    this.workerName = cutUtf8(options.workerName ?? defaultName(), 128);
+    if (options.workerVersion !== undefined && Buffer.byteLength(options.workerVersion, "utf8") > 64) throw new RangeError("dlq: workerVersion is at most 64 bytes");
+    this.workerVersion = options.workerVersion;
   }
 
   /** Registers the handler for one job type. Return (or resolve) = succeed; throw = fail. */
@@ -167,7 +175,7 @@ export class Worker {
   private async lifecycle(): Promise<void> {
     const off = this.handleSignals ? this.installSignals() : () => {};
     try {
-      this.logger.info("worker started", { queue: this.queue, concurrency: this.concurrency, worker: this.name });
+      this.logger.info("worker started", { queue: this.queue, concurrency: this.concurrency, worker: this.workerName });
       await sleep(Math.random() * this.startupDelayMs, this.stopController.signal).catch(() => {});
       await this.claimLoop();
       await this.drain();
@@ -216,19 +224,20 @@ export class Worker {
           {
             waitSeconds: this.waitSeconds,
             visibilityTimeout: this.visibilityTimeout,
-            worker: this.name,
+            worker: this.workerName,
+            workerVersion: this.workerVersion,
             jobTypes,
             max: Math.min(free, 100),
             ack: acks.length > 0 ? acks.map((a) => ({ id: a.id, lease_id: a.leaseId })) : undefined,
           },
-          { signal: this.stopController.signal },
+          { signal: this.stopController.signal, retries: 0 },
         );
       } catch (err) {
         this.claimInFlight = false;
         this.requeueAcks(acks);
         if (this.stopping) break;
         failures++;
-        const delay = fullJitter(failures, BACKOFF_BASE_S, BACKOFF_CAP_S);
+        const delay = fullJitter(failures - 1, BACKOFF_BASE_S, BACKOFF_CAP_S);
         const fields = { queue: this.queue, error: err, retry_in_ms: Math.round(delay) };
         if (transient(err)) this.logger.warn("claim failed: dlqd unreachable or unavailable; backing off", fields);
         else this.logger.error("claim refused; backing off", fields);
@@ -237,6 +246,7 @@ export class Worker {
         continue;
       }
       this.claimInFlight = false;
+      if (failures > 0) this.logger.info("claiming again", { queue: this.queue });
       failures = 0;
       // A parked claim's leases start when dlqd answers, not when the claim was sent.
       const receivedAt = performance.now();
@@ -298,7 +308,7 @@ export class Worker {
       const batch = this.takeAcks();
       if (batch.length === 0) return;
       this.track(
-        this.client.ack(this.queue, batch.map((a) => ({ id: a.id, lease_id: a.leaseId })), { signal: this.finalController.signal }).then(
+        this.client.ack(this.queue, batch.map((a) => ({ id: a.id, lease_id: a.leaseId })), { signal: this.finalController.signal, retries: 0 }).then(
           (results) => {
             this.ackFailures = 0;
             this.settleAckResults(batch, results);
@@ -306,15 +316,8 @@ export class Worker {
           (err) => {
             if (transient(err) && !this.finalController.signal.aborted) {
               this.requeueAcks(batch);
-              this.ackFailures++;
-              const delay = fullJitter(this.ackFailures, BACKOFF_BASE_S, BACKOFF_CAP_S);
-              this.logger.warn("ack failed: dlqd unreachable or unavailable; kept for resending while the leases last", { queue: this.queue, count: batch.length, error: err, retry_in_ms: Math.round(delay) });
-              if (this.ackRetry === undefined) {
-                this.ackRetry = setTimeout(() => {
-                  this.ackRetry = undefined;
-                  this.schedulePump();
-                }, delay);
-              }
+              this.logger.warn("ack failed: dlqd unreachable or unavailable; kept for resending while the leases last", { queue: this.queue, count: batch.length, error: err });
+              this.scheduleAckRetry();
             } else {
               this.logger.error("ack refused; the jobs will run again when their leases end", { queue: this.queue, count: batch.length, error: err });
             }
@@ -337,17 +340,35 @@ export class Worker {
   }
 
   private settleAckResults(batch: PendingAck[], results: AckResult[]): void {
+    const again: PendingAck[] = [];
     batch.forEach((a, i) => {
       const r = results[i];
       if (r === undefined || r.status === 200) return;
       const fields = { queue: this.queue, id: a.id, job_type: a.run.message.job_type, status: r.status, error: r.error };
-      if (r.status === 409) {
+      if (r.status === 409 || r.status === 404) {
         this.logger.warn("ack refused, lease lost: the job may run again", fields);
-        this.lose(a.run, new LeaseLostError(409, "lease-lost", r.error ?? "lease lost"));
+        this.lose(a.run, new LeaseLostError(r.status, r.status === 409 ? "lease-lost" : "message-not-found", r.error ?? "lease lost"));
+      } else if (r.status >= 500) {
+        again.push(a);
       } else {
         this.logger.error("ack refused", fields);
       }
     });
+    if (again.length > 0) {
+      this.logger.warn("ack not applied (5xx); kept for resending while the leases last", { queue: this.queue, count: again.length });
+      this.requeueAcks(again);
+      this.scheduleAckRetry();
+    }
+  }
+
+  private scheduleAckRetry(): void {
+    if (this.ackRetry !== undefined) return;
+    this.ackFailures++;
+    const delay = fullJitter(this.ackFailures - 1, BACKOFF_BASE_S, RESEND_CAP_S);
+    this.ackRetry = setTimeout(() => {
+      this.ackRetry = undefined;
+      this.schedulePump();
+    }, delay);
   }
 
   // ---- jobs ----
@@ -371,7 +392,7 @@ export class Worker {
     this.scheduleBeat(run);
     const handler = (message.job_type !== null ? this.handlers.get(message.job_type) : undefined) ?? this.defaultHandler;
     if (handler === undefined) {
-      this.logger.error(`no handler for job type ${JSON.stringify(message.job_type)}; released for ${UNHANDLED_TYPE_DELAY_S} s`, { queue: this.queue, id: message.id });
+      this.logger.warn(`no handler for job type ${JSON.stringify(message.job_type)}; released for ${UNHANDLED_TYPE_DELAY_S} s`, { queue: this.queue, id: message.id });
       this.finish(run, new Snoozed(UNHANDLED_TYPE_DELAY_S), false);
       return;
     }
@@ -388,7 +409,7 @@ export class Worker {
     run.timer = setTimeout(() => {
       run.timer = undefined;
       if (run.state !== "running") return;
-      this.extendLease(run, run.leaseSeconds, undefined, false).then(
+      this.extendLease(run, run.leaseSeconds, undefined, false, 0).then(
         () => {
           if (run.state === "running") this.scheduleBeat(run);
         },
@@ -396,17 +417,17 @@ export class Worker {
           if (run.state !== "running") return;
           const late = performance.now() > run.deadline;
           this.logger.warn(late ? "heartbeat failed and the lease may have ended; dlqd decides at the ack" : "heartbeat failed; trying again", { queue: this.queue, id: run.message.id, error: err });
-          this.scheduleBeat(run, Math.max(250, (run.leaseSeconds * 1000) / 6));
+          this.scheduleBeat(run, Math.min(HEARTBEAT_RETRY_MS, (run.leaseSeconds * 1000) / 6));
         },
       );
     }, ms);
   }
 
-  private async extendLease(run: Run, seconds: number, checkpoint: string | undefined, fromHandler: boolean): Promise<void> {
+  private async extendLease(run: Run, seconds: number, checkpoint: string | undefined, fromHandler: boolean, retries?: number): Promise<void> {
     if (run.state === "lost") throw run.controller.signal.reason;
     const sentAt = performance.now();
     try {
-      await this.client.extend(this.queue, run.message.id, run.message.lease_id, { seconds, checkpoint });
+      await this.client.extend(this.queue, run.message.id, run.message.lease_id, { seconds, checkpoint }, { retries });
     } catch (err) {
       if (err instanceof LeaseLostError || err instanceof NotFoundError) this.lose(run, err);
       throw err;
@@ -484,8 +505,8 @@ export class Worker {
       let minimal = false;
       for (let n = 1; ; n++) {
         try {
-          if (kind === "fail") await this.client.fail(this.queue, id, leaseId, payload as FailBody, { signal });
-          else await this.client.release(this.queue, id, leaseId, { delaySeconds: (payload as { delay_seconds?: number }).delay_seconds }, { signal });
+          if (kind === "fail") await this.client.fail(this.queue, id, leaseId, payload as FailBody, { signal, retries: 0 });
+          else await this.client.release(this.queue, id, leaseId, { delaySeconds: (payload as { delay_seconds?: number }).delay_seconds }, { signal, retries: 0 });
           return;
         } catch (err) {
           if (kind === "fail" && err instanceof ValidationError && !minimal) {
@@ -496,12 +517,13 @@ export class Worker {
             n = 0;
             continue;
           }
-          if (err instanceof LeaseLostError) {
-            this.logger.warn(`${kind} refused, lease lost (or an earlier try was applied)`, fields);
+          if (err instanceof LeaseLostError || err instanceof NotFoundError) {
+            this.logger.warn(`${kind} refused, lease lost (or an earlier try was applied): the job may run again elsewhere`, { ...fields, status: err.status });
+            if (err instanceof LeaseLostError) this.lose(run, err);
             return;
           }
           if (transient(err) && !signal.aborted && performance.now() < run.deadline) {
-            const delay = fullJitter(n, BACKOFF_BASE_S, BACKOFF_CAP_S);
+            const delay = fullJitter(n - 1, BACKOFF_BASE_S, RESEND_CAP_S);
             this.logger.warn(`${kind} failed: dlqd unreachable or unavailable; kept for resending while the lease lasts`, { ...fields, error: err, retry_in_ms: Math.round(delay) });
             await sleep(Math.min(delay, Math.max(0, run.deadline - performance.now())), signal).catch(() => {});
             continue;

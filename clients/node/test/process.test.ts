@@ -44,7 +44,7 @@ describe("processes", { concurrency: true, timeout: 60000 }, () => {
       assert.equal(m.retry_after, null, "due again at once");
       const h = await client.attempts("term", m.id);
       assert.deepEqual(
-        h.attempts.map((a) => a.outcome),
+        h.map((a) => a.outcome),
         ["released"],
       );
     }
@@ -99,7 +99,7 @@ describe("processes", { concurrency: true, timeout: 60000 }, () => {
     assert.deepEqual(ran.sort((a, b) => a - b), ids);
     const h = await client.attempts("k9", ids[0]);
     assert.deepEqual(
-      h.attempts.map((a) => a.outcome),
+      h.map((a) => a.outcome),
       ["lease_expired", "succeeded"],
     );
   });

@@ -52,7 +52,7 @@ describe("worker", { concurrency: true, timeout: 60000 }, () => {
     for (const id of [1, 2, 500, 1999, 2000]) {
       const h = await client.attempts("bulk", id);
       assert.deepEqual(
-        h.attempts.map((a) => a.outcome),
+        h.map((a) => a.outcome),
         ["succeeded"],
       );
     }
@@ -62,7 +62,7 @@ describe("worker", { concurrency: true, timeout: 60000 }, () => {
     const d = await startDlqd();
     const proxy = await startProxy(d.url);
     const client = new Client({ url: d.url });
-    const worker = newWorker({ queue: "idle", url: proxy.url, concurrency: 4, waitSeconds: 30, handleSignals: false, logger: recordingLogger() });
+    const worker = newWorker({ queue: "idle", url: proxy.url, concurrency: 4, waitSeconds: 30, workerName: "mail-1", workerVersion: "1.2.3", handleSignals: false, logger: recordingLogger() });
     const handled: number[] = [];
     worker.handle("t", (job: Job) => {
       handled.push(job.id);
@@ -84,7 +84,8 @@ describe("worker", { concurrency: true, timeout: 60000 }, () => {
     assert.equal(last.body.max, 3, "the next claim went out while the job ran");
     assert.equal(last.body.visibility_timeout, 30);
     assert.deepEqual(last.body.job_types, ["t"]);
-    assert.match(last.body.worker, /:\d+$/);
+    assert.equal(last.body.worker, "mail-1");
+    assert.equal(last.body.worker_version, "1.2.3");
     const acks = proxy.seen.filter((s) => s.url === "/queues/idle/ack");
     assert.equal(acks.length, 1, "acked by /ack while the claim was parked");
     assert.deepEqual(acks[0].body.items, [{ id: m.id, lease_id: acks[0].body.items[0].lease_id }]);
@@ -150,7 +151,7 @@ describe("worker", { concurrency: true, timeout: 60000 }, () => {
     assert.equal(m.attempts, 1);
     assert.equal(m.lease_expiries, 0);
     assert.deepEqual(
-      (await client.attempts("hb", long.id)).attempts.map((a) => a.outcome),
+      (await client.attempts("hb", long.id)).map((a) => a.outcome),
       ["succeeded"],
     );
     assert.deepEqual(seenCheckpoints, [null, "halfway"]);
@@ -181,10 +182,10 @@ describe("worker", { concurrency: true, timeout: 60000 }, () => {
     assert.deepEqual(bRan, [m.id]);
     const h = await client.attempts("stuck", m.id);
     assert.deepEqual(
-      h.attempts.map((a) => a.outcome),
+      h.map((a) => a.outcome),
       ["lease_expired", "succeeded"],
     );
-    assert.equal(h.attempts.filter((a) => a.outcome === "succeeded").length, 1);
+    assert.equal(h.filter((a) => a.outcome === "succeeded").length, 1);
     assert.deepEqual(child.events.filter((e) => e.event === "log" && e.level === "error"), []);
   });
 
