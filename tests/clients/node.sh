@@ -3,9 +3,10 @@
 #
 # Installs clients/node's pinned dev dependencies (npm ci, no install scripts), compiles src/,
 # test/, examples/ and bench/ with tsc, and runs the node:test suites (clients/node/test), which
-# start their own dlqd processes on loopback port 0 with temporary SQLite databases. Prints its
-# time; exits non-zero when anything fails. Needs: node 18 or newer, npm, the npm registry (or a
-# warm npm cache) for npm ci.
+# start their own dlqd processes on loopback port 0 with temporary SQLite databases, and one
+# smoke on a fresh database of the PostgreSQL at DLQ_TEST_PG_URL (it fails without one). Prints
+# its time; exits non-zero when anything fails. Needs: node 18 or newer, npm, psql, the npm
+# registry (or a warm npm cache) for npm ci.
 set -euo pipefail
 if [[ $# -ne 1 ]]; then
   echo "usage: $0 <dlqd-binary>" >&2

@@ -54,6 +54,8 @@ export interface Dlqd {
 export interface DlqdOptions {
   config?: unknown;
   port?: number;
+  /** A database URL; default a fresh SQLite file in the test's own folder. */
+  db?: string;
 }
 
 function launch(args: string[], logFile: string): Promise<{ proc: ChildProcess; port: number }> {
@@ -101,7 +103,7 @@ function tail(file: string): string {
 export async function startDlqd(options: DlqdOptions = {}): Promise<Dlqd> {
   const dir = tempDir();
   const db = path.join(dir, "dlq.db");
-  const args = ["--db", `sqlite:${db}`];
+  const args = ["--db", options.db ?? `sqlite:${db}`];
   if (options.config !== undefined) {
     const file = path.join(dir, "dlq.json");
     fs.writeFileSync(file, JSON.stringify(options.config));
