@@ -106,7 +106,9 @@ export class Worker {
   private readonly startupDelayMs: number;
   private readonly handlers = new Map<string, Handler>();
 
-  private readonly running = new Map<number, Run>();
+  /** Handlers still running, by lease id (a job whose lease was lost may come back to this worker
+   * under a new lease while its old handler still runs: each holds a slot). */
+  private readonly running = new Map<string, Run>();
   private acks: PendingAck[] = [];
   private readonly deliveries = new Set<Promise<void>>();
   private readonly stopController = new AbortController();
@@ -388,7 +390,7 @@ export class Worker {
       extend: (seconds) => this.extendLease(run, seconds, undefined, true),
       saveCheckpoint: (text) => this.extendLease(run, run.leaseSeconds, text, false),
     });
-    this.running.set(message.id, run);
+    this.running.set(message.lease_id, run);
     this.scheduleBeat(run);
     const handler = (message.job_type !== null ? this.handlers.get(message.job_type) : undefined) ?? this.defaultHandler;
     if (handler === undefined) {
@@ -454,7 +456,7 @@ export class Worker {
   private finish(run: Run, err: unknown, ok: boolean): void {
     if (run.timer !== undefined) clearTimeout(run.timer);
     run.timer = undefined;
-    if (this.running.get(run.message.id) === run) this.running.delete(run.message.id);
+    this.running.delete(run.message.lease_id);
     const fields = { queue: this.queue, id: run.message.id, job_type: run.message.job_type };
     if (run.state === "lost") {
       this.logger.info("handler ended after its lease was lost; result dropped", fields);
