@@ -315,8 +315,10 @@ class Worker:
 
     # -- delivering outcomes ---------------------------------------------------------------
 
-    def _deliver(self, kind: str, job: Job, body: Any, retries: int | None = None) -> bool:
-        """Sends one outcome now. False: dlqd could not take it (kept in the outbox)."""
+    def _deliver(self, kind: str, job: Job, body: Any, retries: int | None = None,
+                 keep: bool = True) -> bool:
+        """Sends one outcome now. False: dlqd could not take it (kept in the outbox, unless
+        `keep` is False: the outbox's own resend, which re-queues what is left itself)."""
         try:
             if kind == "ack":
                 results = self.client.ack(self.queue, [{"id": job.id, "lease_id": job.lease_id}],
@@ -332,9 +334,10 @@ class Worker:
             self._lost(job, f"{kind} refused ({e.slug})")
         except DlqError as e:
             if _retryable(e):
-                self.log.warning("%s of job %s not delivered (%s); kept while its lease lasts",
-                                 kind, job.id, e)
-                self._to_outbox([(kind, job, body)])
+                if keep:
+                    self.log.warning("%s of job %s not delivered (%s); kept while its lease lasts",
+                                     kind, job.id, e)
+                    self._to_outbox([(kind, job, body)])
                 return False
             self.log.error("%s of job %s refused: %s", kind, job.id, e)
         self._done(job)
@@ -496,7 +499,7 @@ class Worker:
             self._settle_acks(batch, results)
         for i, (kind, job, body) in enumerate(others):
             try:
-                delivered = self._deliver_once(kind, job, body, retries)
+                delivered = self._deliver(kind, job, body, retries, keep=False)
             except DlqError:
                 delivered = False
             if not delivered:
@@ -510,23 +513,6 @@ class Worker:
                     0, min(RESEND_CAP, BACKOFF_BASE * 2 ** min(self._outbox_failures - 1, 20)))
             else:
                 self._outbox_failures = 0
-
-    def _deliver_once(self, kind: str, job: Job, body: Any, retries: int) -> bool:
-        """_deliver without re-queueing: False when dlqd could not take it."""
-        try:
-            if kind == "fail":
-                self._send_fail(job, body, retries)
-            else:
-                self.client.release(self.queue, job.id, job.lease_id, delay_seconds=body,
-                                    retries=retries)
-        except (LeaseLostError, NotFoundError) as e:
-            self._lost(job, f"{kind} refused ({e.slug})")
-        except DlqError as e:
-            if _retryable(e):
-                return False
-            self.log.error("%s of job %s refused: %s", kind, job.id, e)
-        self._done(job)
-        return True
 
     # -- shutdown --------------------------------------------------------------------------
 
