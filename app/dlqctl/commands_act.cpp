@@ -124,6 +124,12 @@ std::string describe_filter(const json::object& filter) {
   return text;
 }
 
+// The job types a preview says need --acknowledge-side-effects (configured not idempotent).
+json::array needs_acknowledgement(const json::value& preview) {
+  const auto* needs = preview.as_object().if_contains("needs_acknowledgement");
+  return needs && needs->is_array() ? needs->get_array() : json::array{};
+}
+
 // The preview for people: what matched, by job type, a sample, what needs acknowledging.
 void print_preview(std::ostream& out, const json::value& p, const json::object& filter,
                    std::size_t columns) {
@@ -144,9 +150,8 @@ void print_preview(std::ostream& out, const json::value& p, const json::object& 
     }
     t.print(out, columns);
   }
-  const auto* needs = p.as_object().if_contains("needs_acknowledgement");
-  if (needs && needs->is_array() && !needs->as_array().empty()) {
-    out << "not idempotent (needs --acknowledge-side-effects): " << json_shown(*needs) << "\n";
+  if (const json::array needs = needs_acknowledgement(p); !needs.empty()) {
+    out << "not idempotent (needs --acknowledge-side-effects): " << json_shown(needs) << "\n";
   }
   out << "preview expires at " << cell(p, "expires_at") << "\n";
 }
@@ -163,11 +168,6 @@ void draw_bar(std::ostream& out, const json::value& run) {
   int filled = matched > 0 ? static_cast<int>(done * kWidth / matched) : kWidth;
   out << "\r[" << std::string(filled, '#') << std::string(kWidth - filled, '-') << "] "
       << progress_line(run) << "   " << std::flush;
-}
-
-json::array needs_acknowledgement(const json::value& preview) {
-  const auto* needs = preview.as_object().if_contains("needs_acknowledgement");
-  return needs && needs->is_array() ? needs->get_array() : json::array{};
 }
 
 std::string joined(const json::array& words) {

@@ -112,8 +112,8 @@ awaitable<std::optional<Message>> QueueService::find_leased(const RequestContext
 store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at) const {
   TimeMs visibility = cmd.visibility_ms.value_or(
       seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout));
-  return {cmd.queue,     at,           cmd.max,           at + visibility, new_lease_token(),
-          cmd.worker,    cmd.job_types, kClaimPayloadBytes, cmd.worker_version};
+  return {cmd.queue, at, cmd.max, at + visibility, new_lease_token(), cmd.worker, cmd.job_types,
+          kClaimPayloadBytes, cmd.worker_version};
 }
 
 awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimCommand cmd) {
