@@ -23,11 +23,13 @@ const CommandHelp kPages[] = {
      "lines; --full: all), release and replay. Without --limit every page is fetched.",
      "dlqctl attempts emails 42 --full"},
     {"replay",
-     "replay Q ID [--reason R] [--edit FILE|- [--not-json]] [--delay S] [--force] [--dry-run]\n"
+     "replay Q ID [--reason R] [--edit FILE|- [--not-json]] [--delay S] [--force]\n"
+     "       [--resolve-effect KEY=done|forget ...] [--dry-run]\n"
      "replay --dead [FILTER] [--rate N] [--delay S] [--reason R] [--keep-order]\n"
      "       [--acknowledge-side-effects] [--no-follow] [--dry-run] [--yes]",
      "Replay one dead message, or every dead message a filter matches: preview, ask, start a\n"
-     "replay run and follow it (Ctrl-C stops following, not the run).",
+     "replay run and follow it (Ctrl-C stops following, not the run). --resolve-effect decides\n"
+     "about a side effect left started (attempts shows them): done skips it, forget reruns it.",
      "dlqctl replay --dead --incident 3f2a9c1d0b7e4f55 --reason \"smtp fixed\" --dry-run"},
     {"runs", "runs [--limit N] [--after ID]", "Replay runs, newest first.", "dlqctl runs"},
     {"run", "run ID [--follow]\nrun ID pause|resume|cancel",
@@ -56,6 +58,11 @@ const CommandHelp kPages[] = {
      "       [--max-retries N]",
      "Add a message (- reads the payload from stdin).",
      "dlqctl enqueue emails '{\"to\":\"a@example.com\"}' --job-type send_email"},
+    {"trial", "trial Q ID [--edit FILE|- [--not-json]] [--reason R] [--wait]",
+     "A trial run: the dead message (it needs a job type) goes once to a worker whose handler\n"
+     "takes trials, as it is or with an edited payload; the message does not change. --wait\n"
+     "follows it and prints what it would have caused: exit 0 succeeded, 1 failed or expired.",
+     "dlqctl trial payments 42 --edit fixed.json --reason \"does the fix work?\" --wait"},
     {"whoami", "whoami", "The token's name and roles, as the server sees them.", "dlqctl whoami"},
     {"health", "health [--ready]",
      "Whether dlqd answers (/healthz) or, with --ready, can use its database (/readyz).",

@@ -35,12 +35,15 @@ Commands:
   ls --dead [FILTER]                     dead messages across queues (--limit, --after)
   show Q ID                              one message
   attempts Q ID [--full]                 a message's attempt history with causes and stacks
-  replay Q ID [--reason R] [--edit FILE|- [--not-json]] [--delay S] [--force] [--dry-run]
+  replay Q ID [--reason R] [--edit FILE|- [--not-json]] [--delay S] [--force]
+         [--resolve-effect KEY=done|forget ...] [--dry-run]
   replay --dead [FILTER] [--rate N] [--delay S] [--reason R] [--keep-order]
          [--acknowledge-side-effects] [--no-follow] [--dry-run] [--yes]
                                          preview, ask, start a run and follow it
   runs                                   replay runs, newest first (--limit, --after)
   run ID [--follow | pause|resume|cancel] show, follow or change a replay run
+  trial Q ID [--edit FILE|-] [--reason R] [--wait]
+                                         hand a dead message once to a worker that takes trials
   dismiss Q ID --reason R                a dead message: won't fix
   dismiss --dead [FILTER] --reason R [--dry-run] [--yes]
   incidents [--queue Q] [--job-type T] [--error-class C] [--since T] [--until T]
@@ -74,7 +77,7 @@ Options)";
 using Target = std::variant<std::monostate, std::string Global::*, double Global::*,
                             bool Global::*, std::optional<std::string> Flags::*,
                             std::optional<long long> Flags::*, std::optional<double> Flags::*,
-                            bool Flags::*>;
+                            std::optional<std::vector<std::string>> Flags::*, bool Flags::*>;
 
 struct FlagRow {
   const char* name;  // as program_options takes it ("yes,y": also -y)
@@ -114,7 +117,11 @@ const FlagRow kFlags[] = {
     {"follow", &Flags::follow, "run ID: follow the run until it is done (Ctrl-C stops following)"},
     {"force", &Flags::force,
      "replay even if the idempotency key already succeeded, or the message was dismissed"},
+    {"resolve-effect", &Flags::resolve_effects,
+     "replay Q ID: KEY=done (the started side effect happened: the worker skips it) or "
+     "KEY=forget (it did not: the worker runs it again); once per key"},
     {"dry-run", &Flags::dry_run, "show what would happen; change nothing"},
+    {"wait", &Flags::wait, "trial: wait for its outcome (exit 0 succeeded, 1 failed or expired)"},
     {"yes,y", &Flags::yes, "do not ask for confirmation"},
     {"limit", &Flags::limit, "page size (1-100; attempts and queues: 1-1000)"},
     {"offset", &Flags::offset, "ls --queue: skip this many"},
@@ -253,7 +260,8 @@ const CommandSpec& spec_for(const std::string& command, bool dead) {
                      "offset"}}},
       {"show", {2, 2, {}}},
       {"attempts", {2, 2, {"limit", "after", "full"}}},
-      {"replay", {2, 2, {"reason", "edit", "not-json", "delay", "force", "dry-run"}}},
+      {"replay", {2, 2, {"reason", "edit", "not-json", "delay", "force", "resolve-effect",
+                         "dry-run"}}},
       {"runs", {0, 0, {"limit", "after"}}},
       {"run", {1, 2, {"follow"}}},
       {"dismiss", {2, 2, {"reason"}}},
@@ -262,6 +270,7 @@ const CommandSpec& spec_for(const std::string& command, bool dead) {
       {"enqueue", {2, 2, {"job-type", "idempotency-key", "delay", "priority", "max-retries"}}},
       {"health", {0, 0, {"ready"}}},
       {"whoami", {0, 0, {}}},
+      {"trial", {2, 2, {"edit", "not-json", "reason", "wait"}}},
       {"hash-token", {0, 0, {}}},
       {"incidents", {0, 0, {"queue", "job-type", "error-class", "since", "until", "sort", "limit",
                             "cursor"}}},
@@ -365,10 +374,19 @@ void check_combinations(const Global& g, Invocation& inv) {
     throw UsageError("--order takes desc or asc, not " + *f.order);
   }
   if (f.not_json && !f.edit) throw UsageError("--not-json goes with --edit FILE");
+  if (f.resolve_effects) {
+    for (const auto& item : *f.resolve_effects) {
+      auto eq = item.rfind('=');
+      std::string how = eq == std::string::npos ? "" : item.substr(eq + 1);
+      if (eq == 0 || (how != "done" && how != "forget")) {
+        throw UsageError("--resolve-effect takes KEY=done or KEY=forget, not \"" + item + "\"");
+      }
+    }
+  }
   if (inv.command == "run" && f.follow && inv.args.size() == 2) {
     throw UsageError("--follow goes with run ID alone, not with " + inv.args[1]);
   }
-  const std::set<std::string> on_message = {"show", "attempts", "replay", "dismiss"};
+  const std::set<std::string> on_message = {"show", "attempts", "replay", "dismiss", "trial"};
   if (on_message.contains(inv.command) && inv.args.size() == 2) check_id(inv.args[1], "the message id");
   if (inv.command == "run") check_id(inv.args.at(0), "the run id");
   resolve_time(f.since, "since");

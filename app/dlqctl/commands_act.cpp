@@ -230,6 +230,14 @@ int replay_one(Session& s, const std::string& queue, const std::string& id, cons
   if (f.not_json) body["payload_is_json"] = false;
   if (f.delay) body["delay_seconds"] = *f.delay;
   if (f.force) body["force"] = true;
+  if (f.resolve_effects) {
+    json::object resolve;
+    for (const auto& item : *f.resolve_effects) {
+      auto eq = item.rfind('=');  // checked by the parser: KEY=done|forget
+      resolve[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+    body["resolve_effects"] = std::move(resolve);
+  }
   if (f.dry_run) body["dry_run"] = true;
   json::value v = body;
   json::value answer;
@@ -417,6 +425,84 @@ int change_run(Session& s, const std::string& id, const std::string& action) {
 
 }  // namespace
 
+namespace {
+
+// A trial's outcome in a line: "trial 4 of emails/42: succeeded (worker w1 2.4.1); would: charge 10 EUR".
+std::string trial_line(const json::value& t) {
+  std::string line = "trial " + cell(t, "trial_id") + " of " + cell(t, "queue") + "/" +
+                     cell(t, "message_id") + ": " + cell(t, "status");
+  if (cell(t, "worker") != "-") {
+    line += " (worker " + cell(t, "worker");
+    if (cell(t, "worker_version") != "-") line += " " + cell(t, "worker_version");
+    line += ")";
+  }
+  if (cell(t, "error") != "-") {
+    line += ": " + cell(t, "error");
+    if (cell(t, "error_class") != "-") line += " [" + cell(t, "error_class") + "]";
+  }
+  return line;
+}
+
+void print_would_effects(Session& s, const json::value& t) {
+  const json::value* would = t.as_object().if_contains("would_effects");
+  if (!would || !would->is_array() || would->get_array().empty()) return;
+  s.out << "it would have caused:\n";
+  for (const auto& e : would->get_array()) {
+    s.out << "  " << cell(e, "key");
+    if (cell(e, "description") != "-") s.out << ": " << cell(e, "description");
+    s.out << "\n";
+  }
+}
+
+// trial Q ID: starts a trial run (or finds the open one); --wait follows it to its end, polling
+// every second: exit 0 when it succeeded, 1 when it failed or expired.
+int trial(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
+  json::object body;
+  if (f.reason) body["reason"] = *f.reason;
+  std::string edited;
+  if (f.edit) body["payload"] = edited = read_text(s, *f.edit);
+  if (f.not_json) body["payload_is_json"] = false;
+  json::value v = body;
+  json::value t;
+  try {
+    t = on_message(s, queue, [&] { return s.call("POST", message_path(queue, id, "trials"), &v); });
+  } catch (const ServerRefused& e) {
+    if (field_code(e.body, "payload") == "invalid_json") {
+      std::string place = json_error_place(*f.edit == "-" ? "stdin" : *f.edit, edited);
+      rethrow_naming_flags(e, (place.empty() ? "" : place + "; ") +
+                                  "send it as text with --not-json");
+    }
+    rethrow_naming_flags(e);
+  }
+  const std::string target = message_path(queue, id, "trials") + "/" + cell(t, "trial_id");
+  if (!s.json) s.out << trial_line(t) << "\n" << std::flush;
+  if (!f.wait) return s.json ? (s.print_json(t), kExitOk) : kExitOk;
+  catch_interrupt();
+  std::string last = cell(t, "status");
+  while (last == "pending" || last == "running") {
+    if (interrupted_during(kPollInterval)) {
+      s.err << "stopped waiting; the trial goes on: dlqctl trial " << queue << " " << id
+            << " --wait\n";
+      return kExitInterrupted;
+    }
+    t = s.call("GET", target);
+    if (cell(t, "status") != last && !s.json) s.out << trial_line(t) << "\n" << std::flush;
+    last = cell(t, "status");
+  }
+  if (s.json) {
+    s.print_json(t);
+  } else {
+    print_would_effects(s, t);
+    if (last == "expired" && cell(t, "worker") == "-") {
+      s.err << "no worker took it within trials.timeout_seconds: is a worker running whose "
+               "handler for this message's job type takes trials?\n";
+    }
+  }
+  return last == "succeeded" ? kExitOk : kExitRefused;
+}
+
+}  // namespace
+
 int run_action_command(Session& s, const Invocation& inv) {
   const auto& c = inv.command;
   const auto& a = inv.args;
@@ -425,6 +511,7 @@ int run_action_command(Session& s, const Invocation& inv) {
   if (c == "dismiss") return f.dead ? dismiss_dead(s, f) : dismiss_one(s, a.at(0), a.at(1), f);
   if (c == "purge") return purge(s, a.at(0), f);
   if (c == "enqueue") return enqueue(s, a.at(0), a.at(1), f);
+  if (c == "trial") return trial(s, a.at(0), a.at(1), f);
   if (c == "run" && f.follow) return follow_run(s, std::stoll(a.at(0)));
   if (c == "run") return change_run(s, a.at(0), a.at(1));
   throw UsageError("unknown command: " + c);

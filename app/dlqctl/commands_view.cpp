@@ -192,6 +192,32 @@ void print_failure_details(Session& s, const json::array& attempts, bool full) {
   }
 }
 
+// The recorded side effects below the history: a started one of a message no longer being
+// processed may have happened, and only an operator can say (replay --resolve-effect).
+void print_effects(Session& s, const json::value& answer) {
+  const json::value* effects = answer.as_object().if_contains("effects");
+  if (!effects || !effects->is_array() || effects->get_array().empty()) return;
+  s.out << "\nside effects:\n";
+  Table t({"KEY", "STATE", "ATTEMPT", "RECORDED", "DESCRIPTION", "RESULT"});
+  bool uncertain = false;
+  for (const auto& e : effects->get_array()) {
+    std::string state = cell(e, "state");
+    if (state == "started") {
+      state = "started (uncertain)";
+      uncertain = true;
+    } else if (cell(e, "resolved_by") != "-") {
+      state = "done by " + cell(e, "resolved_by");
+    }
+    t.row({cell(e, "key"), state, cell(e, "attempt"), cell(e, "recorded_at"),
+           shorten(cell(e, "description"), 40), shorten(cell(e, "result"), 40)});
+  }
+  t.print(s.out, s.columns);
+  if (uncertain) {
+    s.out << "a started effect may or may not have happened: check it, then replay with "
+             "--resolve-effect KEY=done (it happened) or KEY=forget (run it again)\n";
+  }
+}
+
 // One page with --limit or --after (and the hint to the next); otherwise every page, followed
 // through next_after to the end.
 int attempts(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
@@ -220,6 +246,10 @@ int attempts(Session& s, const std::string& queue, const std::string& id, const 
     std::string why = cell(a, "error") != "-" ? cell(a, "error") : cell(a, "reason");
     std::string outcome = cell(a, "outcome") == "-" ? "(under way)" : cell(a, "outcome");
     // A folded run of releases: "released x500".
+    // A trial run's entry: "trial succeeded".
+    if (const json::value* trial = a.as_object().if_contains("trial"); trial && trial->is_object()) {
+      outcome += " " + cell(*trial, "status");
+    }
     const json::value* count = a.as_object().if_contains("count");
     if (count && count->is_int64() && count->get_int64() > 1) {
       outcome += " x" + std::to_string(count->get_int64());
@@ -230,6 +260,7 @@ int attempts(Session& s, const std::string& queue, const std::string& id, const 
   if (t.empty()) s.out << (f.after.value_or("0") != "0" ? "no more attempts\n" : "no attempts yet\n");
   else t.print(s.out, s.columns);
   print_failure_details(s, items(answer, "attempts"), f.full);
+  print_effects(s, answer);
   next_page_hint(s, answer, "next_after");
   return kExitOk;
 }

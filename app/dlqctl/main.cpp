@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     Session session{client, g.json, isatty(STDOUT_FILENO) == 1, std::cin, std::cout, std::cerr};
     session.columns = output_columns();
     const bool acts = inv.command == "replay" || inv.command == "dismiss" || inv.command == "purge" ||
-                      inv.command == "enqueue" || (inv.command == "run" && (inv.args.size() == 2 || inv.flags.follow));
+                      inv.command == "enqueue" || inv.command == "trial" || (inv.command == "run" && (inv.args.size() == 2 || inv.flags.follow));
     if (inv.command == "incidents" || inv.command == "incident" || inv.command == "mute") {
       return run_incident_command(session, inv);
     }

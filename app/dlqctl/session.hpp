@@ -40,9 +40,11 @@ struct Flags {
   std::optional<std::string> after;
   std::optional<long long> delay, limit, offset, priority, max_retries;
   std::optional<double> rate;
+  // replay Q ID --resolve-effect KEY=done|forget, as often as there are keys.
+  std::optional<std::vector<std::string>> resolve_effects;
   bool dead = false, dry_run = false, yes = false, force = false, keep_order = false,
        acknowledge = false, no_follow = false, ready = false, retrying = false, full = false,
-       follow = false, not_json = false;
+       follow = false, not_json = false, wait = false;
 };
 
 struct Invocation {

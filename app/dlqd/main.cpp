@@ -27,6 +27,7 @@
 #include "core/retention.hpp"
 #include "core/incident_backfill.hpp"
 #include "core/task_host.hpp"
+#include "core/trials.hpp"
 #include "http/api.hpp"
 #include "ops/alerts.hpp"
 #include "ops/metrics.hpp"
@@ -219,6 +220,8 @@ int run(const Options& options) {
   tasks.add(dlq::core::incident_backfill_task(store, service.redactor()));
   start_backfill(store, service.redactor());
   dlq::core::DeadLetterDesk desk(store, service, config, &tasks);
+  dlq::core::TrialDesk trials(store, service, config);
+  tasks.add(dlq::core::trial_expiry_task(trials));
   dlq::core::AccessControl access(config);
   dlq::ops::Metrics metrics(static_cast<std::size_t>(config.metrics.max_queue_labels));
   service.events().subscribe([&metrics](const dlq::core::Event& e) { metrics.record(e); });
@@ -230,7 +233,7 @@ int run(const Options& options) {
   }
   tasks.add(alerts.incident_task(store));  // marks what incidents reach, sent or not
   dlq::http::Lifecycle lifecycle(ioc.get_executor());
-  dlq::http::Api api(service, desk, store, tasks, access, metrics, config, lifecycle);
+  dlq::http::Api api(service, desk, trials, store, tasks, access, metrics, config, lifecycle);
   dlq::http::Server server(pool, api, config, lifecycle);
 
   std::string bound = server.listen(config.listen);

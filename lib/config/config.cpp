@@ -206,6 +206,7 @@ void visit_common(V& v, Config& c) {
     l.number("idle_timeout_seconds", c.limits.idle_timeout_seconds, 0.1, 86400);
     l.number("write_timeout_seconds", c.limits.write_timeout_seconds, 0.1, 3600);
     l.integer("max_queues", c.limits.max_queues, 0, 1000000000);
+    l.integer("max_effects_per_message", c.limits.max_effects_per_message, 1, 10000);
   });
   v.object("defaults", [&c](V& d) { visit_policy(d, c.defaults); });
 }
@@ -232,6 +233,9 @@ void visit_tail(V& v, Config& c) {
     b.number("preview_ttl_seconds", c.batch_replay.preview_ttl_seconds, 1, 86400);
     b.number("default_rate_per_second", c.batch_replay.default_rate_per_second, 0.1, 1000);
     b.integer("max_previews", c.batch_replay.max_previews, 1, 10000);
+  });
+  v.object("trials", [&c](V& t) {
+    t.number("timeout_seconds", c.trials.timeout_seconds, 0.1, 86400);
   });
   v.object("alerts", [&c](V& a) {
     a.string("webhook_url", c.alerts.webhook_url, check_webhook_url);

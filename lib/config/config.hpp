@@ -102,6 +102,8 @@ struct Config {
     double write_timeout_seconds = 30;
     // The most queues that may hold messages (0: no limit); a new queue beyond it is refused.
     long long max_queues = 100000;
+    // The most side effects one message may hold (POST .../effects, issue 36).
+    int max_effects_per_message = 100;
   } limits;
   QueuePolicy defaults;
   std::map<std::string, QueuePolicy, std::less<>> queues;
@@ -124,6 +126,10 @@ struct Config {
     // The most unexpired previews (every node's, replay and dismiss): a new one drops the oldest.
     int max_previews = 100;
   } batch_replay;
+  struct Trials {
+    // A trial nobody claimed for this long expires (issue 36).
+    double timeout_seconds = 60;
+  } trials;
   struct Alerts : AlertThresholds {
     std::string webhook_url;  // empty: no alerts
     double min_interval_seconds = 300;

@@ -42,6 +42,11 @@ AuditEntry replay_audit(const Message& before, const Message& after, const Repla
     d["previous_payload"] = redactor.payload(before.payload);
     d["payload"] = redactor.payload(after.payload);
   }
+  if (!in.resolve_effects.empty()) {
+    json::object resolved;
+    for (const auto& [key, done] : in.resolve_effects) resolved[key] = done ? "done" : "forget";
+    d["resolve_effects"] = std::move(resolved);
+  }
   e.details = json::serialize(d);
   return e;
 }

@@ -193,6 +193,8 @@ awaitable<BatchPreviewView> DeadLetterDesk::preview(const RequestContext& ctx, s
   view.matched = static_cast<long long>(match.ids.size());
   view.by_job_type = std::move(match.by_job_type);
   view.sample = std::move(match.sample);
+  view.uncertain_count = match.uncertain_count;
+  view.uncertain_ids = std::move(match.uncertain_ids);
   view.confirm_token = new_lease_token();  // 128 bits from the kernel's CSPRNG
   view.expires_at = ctx.now + seconds_to_ms(config_.batch_replay.preview_ttl_seconds);
 

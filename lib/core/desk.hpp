@@ -28,6 +28,9 @@ struct BatchPreviewView {
   std::vector<std::string> needs_acknowledgement;  // matched job types configured idempotent: false
   // Replay previews: the matched messages at their max_replays, which the run will skip.
   std::optional<long long> skipped_max_replays;
+  // Matched messages holding an effect left `started`: their side effect may have happened.
+  long long uncertain_count = 0;
+  std::vector<MessageId> uncertain_ids;  // the first store::kUncertainIds
   std::string confirm_token;
   TimeMs expires_at = 0;
 };

@@ -106,14 +106,17 @@ awaitable<std::optional<Message>> QueueService::find_leased(const RequestContext
                                                             std::string lease_id) {
   auto found = co_await store_.message_find(std::move(queue), id);
   if (!found || !holds_lease(*found, lease_id)) co_return std::nullopt;
+  // A claim's messages carry their effects (the store attached those of the messages it kept).
+  if (found->effect_count > 0) found->effects = co_await store_.effects_of(id);
   co_return std::move(*found);
 }
 
 store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at) const {
   TimeMs visibility = cmd.visibility_ms.value_or(
       seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout));
-  return {cmd.queue, at, cmd.max, at + visibility, new_lease_token(), cmd.worker, cmd.job_types,
-          kClaimPayloadBytes, cmd.worker_version};
+  return {cmd.queue,        at,          cmd.max,           at + visibility,
+          new_lease_token(), cmd.worker, cmd.job_types,     kClaimPayloadBytes,
+          cmd.worker_version, cmd.trials};
 }
 
 awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimCommand cmd) {
@@ -133,9 +136,10 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
   if (fault) std::rethrow_exception(fault);
 
   if (watch && watch->gone()) {
-    // Nobody will read the answer: give the messages back instead of losing them to the lease.
+    // Nobody will read the answer: give the messages back instead of losing them to the lease
+    // (a trial is left to its lease: it expires).
     for (const auto& m : claimed) {
-      co_await release(ctx, m.queue, m.id, m.lease_id.value_or(""), 0);
+      if (!m.trial_id) co_await release(ctx, m.queue, m.id, m.lease_id.value_or(""), 0);
     }
     co_return ClaimOutcome{{}, std::move(acked), true};
   }
@@ -182,7 +186,7 @@ awaitable<std::vector<Message>> QueueService::take(const RequestContext& ctx,
   // Watching costs a read, a coroutine and a cancel per claim: only a claim that waits pays it.
   if (watch) watch->start([this, cancel] { scheduler_.cancel(cancel); });
   co_return co_await scheduler_.wait_for_work(cmd.queue, cmd.job_types, cmd.wait_ms,
-                                              std::move(attempt), std::move(cancel));
+                                              std::move(attempt), std::move(cancel), cmd.trials);
 }
 
 awaitable<Result<Message>> QueueService::update(std::string queue, MessageId id,
@@ -218,33 +222,17 @@ awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::st
   co_return result;
 }
 
-namespace {
-
-// An edit of a JSON payload, or one that starts like JSON, must be JSON (issue 34, A4): checked
-// with the message, after its 404 and before the 409s, so that a typo is never stored.
-std::optional<Error> edit_not_json(const std::string& stored, const std::string& edit) {
-  auto first = edit.find_first_not_of(" \t\r\n");
-  bool looks_json = first != std::string::npos && (edit[first] == '{' || edit[first] == '[');
-  if (!looks_json && !is_json_structure(stored)) return std::nullopt;
-  auto bad = json_syntax_error(edit);
-  if (!bad) return std::nullopt;
-  return Error::validation({{"payload",
-                             "payload is not valid JSON at byte " + std::to_string(bad->offset) +
-                                 ": " + bad->what + " (payload_is_json: false stores it as text)",
-                             "invalid_json"}});
-}
-
-}  // namespace
 
 awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::string queue,
                                                 MessageId id, ReplayInput in, bool dry_run) {
   in.actor = ctx.actor;
+  const bool in_resolves_nothing = in.resolve_effects.empty();
   store::Decide decide = [in = std::move(in), now = ctx.now, this](const Message& m,
                                                                     const store::Related& r) {
     ReplayInput effective = in;
     effective.max_replays = config_.max_replays_for(m.queue, m.job_type);
     if (in.payload && in.payload_is_json) {
-      if (auto bad = edit_not_json(m.payload, *in.payload)) return Result<store::Change>(*bad);
+      if (auto bad = edited_payload_not_json(m.payload, *in.payload)) return Result<store::Change>(*bad);
     }
     if (in.payload) {
       // Masks the operator left in place keep the original values.
@@ -255,6 +243,7 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
     return change;
   };
   store::UpdateParams params{std::move(queue), id, std::move(decide), true, dry_run};
+  params.load_effects = !in_resolves_nothing;
   auto result = co_await store_.message_update(std::move(params));
   if (result && !dry_run) {
     scheduler_.changed(*result, ctx.now);
@@ -351,6 +340,7 @@ awaitable<Result<HistoryView>> QueueService::attempts(const RequestContext&, std
   if (!history) co_return Error(Errc::message_not_found, "message not found");
   HistoryView view;
   view.entries = std::move(history->attempts);
+  view.effects = std::move(history->effects);
   // Positions count from 0; the attempt under way stands after every stored entry. An entry
   // stored between the count and the page's read must not hide one the page does hold.
   const long long shown = static_cast<long long>(view.entries.size());
@@ -372,6 +362,20 @@ awaitable<Result<HistoryView>> QueueService::attempts(const RequestContext&, std
   const long long end = page.after + static_cast<long long>(view.entries.size());
   if (end < total) view.next_after = end;
   co_return view;
+}
+
+awaitable<Result<store::EffectOutcome>> QueueService::record_effect(const RequestContext& ctx,
+                                                                    std::string queue,
+                                                                    MessageId id, EffectInput in) {
+  store::EffectParams p;
+  p.queue = std::move(queue);
+  p.id = id;
+  p.key = in.key;
+  p.decide = [in = std::move(in), max = config_.limits.max_effects_per_message, now = ctx.now](
+                 const Message& m, const std::optional<Effect>& existing) {
+    return core::record_effect(m, existing, in, max, now);
+  };
+  co_return co_await store_.effect_record(std::move(p));
 }
 
 awaitable<Result<VersionsView>> QueueService::versions(const RequestContext&, std::string queue,

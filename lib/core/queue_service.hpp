@@ -46,6 +46,8 @@ struct ClaimCommand {
   std::vector<std::string> job_types;
   // Acknowledgements applied in the claim's transaction (http-api B6); none: a plain claim.
   std::vector<AckItem> acks;
+  // "trials": true (needs job_types): pending trial runs of those types come first (issue 36).
+  bool trials = false;
 };
 
 struct ClaimOutcome {
@@ -60,6 +62,7 @@ struct HistoryView {
   std::vector<AttemptRecord> entries;  // oldest first
   // The position of the page's last entry (entries to skip for the next page); none at the end.
   std::optional<long long> next_after;
+  std::vector<Effect> effects;  // every recorded side effect of the message, by key
 };
 
 class QueueService {
@@ -113,6 +116,10 @@ class QueueService {
                                      std::string lease_id, TimeMs delay_ms);
   awaitable<Result<Message>> dismiss(const RequestContext& ctx, std::string queue, MessageId id,
                                      std::optional<std::string> reason);
+  // Records, changes or clears one side effect under the message's current lease (issue 36).
+  awaitable<Result<store::EffectOutcome>> record_effect(const RequestContext& ctx,
+                                                        std::string queue, MessageId id,
+                                                        EffectInput in);
   // A page of the history, oldest first; a message being processed ends with its attempt under
   // way, on the last page.
   awaitable<Result<HistoryView>> attempts(const RequestContext& ctx, std::string queue,
@@ -135,6 +142,10 @@ class QueueService {
   // For changes made outside these operations (a batch replay run): wake claimers or arm the
   // due timer as the message's new state asks, and tell event subscribers.
   void after_change(const Message& m, TimeMs now) { scheduler_.changed(m, now); }
+  // A trial run went pending: claims that asked for trials of its type look again.
+  void trial_started(const std::string& queue, const std::string& job_type) {
+    scheduler_.trial_ready(queue, job_type);
+  }
   void publish(EventKind kind, const Message& m, TimeMs at,
                std::optional<std::string_view> actor, ReplayMode mode = ReplayMode::single);
   // An event about `count` messages of `queue` (enqueued, claimed, purged).

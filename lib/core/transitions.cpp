@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "model/fingerprint.hpp"
+#include "model/json_text.hpp"
 
 namespace dlq::core {
 namespace {
@@ -134,8 +135,44 @@ Result<store::Change> fail(const Message& m, const FailInput& in, const QueuePol
   return c;
 }
 
+namespace {
+
+// resolve_effects: each key must be an effect of the message left `started` (checked before the
+// state's 409s, like an edit's JSON, so that a typo is never applied).
+std::optional<Error> unresolvable_effects(const store::Related& related, const ReplayInput& in) {
+  FieldErrors errors;
+  for (const auto& [key, done] : in.resolve_effects) {
+    auto it = std::find_if(related.effects.begin(), related.effects.end(),
+                           [&key](const Effect& e) { return e.key == key; });
+    if (it == related.effects.end()) {
+      errors.push_back({"resolve_effects." + key, "the message has no effect " + key, "invalid"});
+    } else if (it->state != EffectState::started) {
+      errors.push_back({"resolve_effects." + key,
+                        "effect " + key + " is done; only started effects can be resolved",
+                        "invalid"});
+    }
+  }
+  if (errors.empty()) return std::nullopt;
+  return Error::validation(std::move(errors));
+}
+
+}  // namespace
+
+std::optional<Error> edited_payload_not_json(const std::string& stored, const std::string& edit) {
+  auto first = edit.find_first_not_of(" \t\r\n");
+  bool looks_json = first != std::string::npos && (edit[first] == '{' || edit[first] == '[');
+  if (!looks_json && !is_json_structure(stored)) return std::nullopt;
+  auto bad = json_syntax_error(edit);
+  if (!bad) return std::nullopt;
+  return Error::validation({{"payload",
+                             "payload is not valid JSON at byte " + std::to_string(bad->offset) +
+                                 ": " + bad->what + " (payload_is_json: false stores it as text)",
+                             "invalid_json"}});
+}
+
 Result<store::Change> replay(const Message& m, const store::Related& related,
                              const ReplayInput& in, TimeMs now) {
+  if (auto bad = unresolvable_effects(related, in)) return *bad;
   bool replayable = m.status == Status::dead || (m.status == Status::dismissed && in.force);
   if (!replayable) return Error(Errc::invalid_state, "only dead messages can be replayed");
   if (in.max_replays > 0 && m.replay_count >= in.max_replays && !in.force) {
@@ -184,6 +221,10 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
   n.life_started_at = now;
   n.replay_count = m.replay_count + 1;
   end_lease(n);
+  for (const auto& [key, done] : in.resolve_effects) {
+    c.resolutions.push_back({key, done, in.actor, now});
+    if (!done) --n.effect_count;
+  }
   return c;
 }
 
@@ -240,6 +281,49 @@ Result<store::Change> dismiss(const Message& m, const std::optional<std::string>
   store::Change c{m, {std::move(event)}, std::nullopt};
   enter(c.next, Status::dismissed, now);
   return c;
+}
+
+Result<store::EffectOutcome> record_effect(const Message& m, const std::optional<Effect>& existing,
+                                           const EffectInput& in, int max_effects, TimeMs now) {
+  if (!holds_lease(m, in.lease_id)) {
+    return Error(Errc::lease_lost,
+                 "lease lost: the message was reaped and may belong to another worker now");
+  }
+  store::EffectOutcome out;
+  if (existing && existing->state == EffectState::done) {
+    // A done effect is a fact: only the same `done` again (its answer was lost) is accepted.
+    if (in.state == EffectCommand::done && in.result == existing->result) {
+      out.effect = *existing;
+      return out;
+    }
+    return Error(Errc::invalid_state, "effect " + in.key + " is done; it cannot change");
+  }
+  if (in.state == EffectCommand::cleared) {
+    // Deleted when started; a clear of a key not stored (resent) changes nothing.
+    out.op = existing ? store::EffectOutcome::Op::remove : store::EffectOutcome::Op::keep;
+    out.cleared = true;
+    out.effect.key = in.key;
+    out.effect.attempt = m.attempts;
+    out.effect.recorded_at = now;
+    return out;
+  }
+  if (!existing && m.effect_count >= max_effects) {
+    return Error::validation({{"key",
+                               "a message holds at most " + std::to_string(max_effects) +
+                                   " effects (limits.max_effects_per_message)",
+                               "limit"}});
+  }
+  out.op = store::EffectOutcome::Op::put;
+  Effect& e = out.effect;
+  e.key = in.key;
+  e.state = in.state == EffectCommand::done ? EffectState::done : EffectState::started;
+  // `done` after `started` keeps the description given at the start unless it brings its own.
+  e.description = in.description ? in.description
+                                 : (existing ? existing->description : std::nullopt);
+  e.result = in.result;
+  e.attempt = m.attempts;
+  e.recorded_at = now;
+  return out;
 }
 
 store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,

@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/config.hpp"
 #include "core/redaction.hpp"
@@ -44,7 +46,26 @@ struct ReplayInput {
   std::optional<std::string> actor;
   int max_replays = 0;  // Config::max_replays_for the message (0: no limit)
   std::optional<long long> replay_id;  // the batch run replaying it
+  // A single replay's decisions about effects left `started` (issue 36): key -> done (true) or
+  // forget (false). Every key must name a `started` effect of the message.
+  std::vector<std::pair<std::string, bool>> resolve_effects;
 };
+
+// POST .../effects (issue 36): `started` before a dangerous call, `done` after it (with its
+// result), `cleared` when it did not happen after all.
+enum class EffectCommand { started, done, cleared };
+struct EffectInput {
+  std::string lease_id;
+  std::string key;
+  EffectCommand state = EffectCommand::started;
+  std::optional<std::string> description;
+  std::optional<std::string> result;
+};
+
+// An edit of a JSON payload, or one that starts like JSON, must be JSON (issue 34, A4): 422
+// `payload` `invalid_json` with the byte offset. Replays and trials check it with the message,
+// after its 404 and before the 409s, so that a typo is never stored.
+std::optional<Error> edited_payload_not_json(const std::string& stored, const std::string& edit);
 
 // Whether `lease_id` is the message's current lease: it is processing under it. A lease is
 // current until something ends it (an ack, a failure, a release, the reaper).
@@ -68,6 +89,12 @@ Result<store::Change> release(const Message& m, const store::Related& related,
                               TimeMs now);
 Result<store::Change> dismiss(const Message& m, const std::optional<std::string>& reason,
                               const std::optional<std::string>& actor, TimeMs now);
+// Records one side effect under the message's current lease. `existing`: the key's row, if
+// stored. `started`/`done` apply to a new or started key (a new one only below `max_effects`),
+// `done` resent with its result changes nothing, `cleared` deletes a started key; anything else
+// on a done key is invalid_state.
+Result<store::EffectOutcome> record_effect(const Message& m, const std::optional<Effect>& existing,
+                                           const EffectInput& in, int max_effects, TimeMs now);
 // The reaper's transition for a processing message whose lease ran out.
 store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
                            const UnitRandom& random);

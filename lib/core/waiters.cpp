@@ -46,6 +46,14 @@ bool Waiters::wake_one(const std::string& queue, const std::optional<std::string
   return false;
 }
 
+void Waiters::wake_trials(const std::string& queue, const std::optional<std::string>& job_type) {
+  auto it = by_queue_.find(queue);
+  if (it == by_queue_.end()) return;
+  for (Waiter* w : it->second) {
+    if (w->trials && !w->woken && accepts(*w, job_type)) wake(*w);
+  }
+}
+
 void Waiters::wake_one_per_queue() {
   for (auto& [queue, list] : by_queue_) {
     for (Waiter* w : list) {

@@ -20,6 +20,7 @@ struct Waiter {
   boost::asio::steady_timer timer;
   std::vector<std::string> job_types;  // empty: takes any message
   bool woken = false;                  // a wake-up is meant for this waiter; not yet acted on
+  bool trials = false;                 // the claim asked for trial runs too (issue 36)
 };
 
 class Waiters {
@@ -30,6 +31,10 @@ class Waiters {
   // Wakes the longest-waiting waiter of `queue` that would take a message of `job_type`
   // (nullopt: a message of unknown type, e.g. one whose retry time passed). True if one woke.
   bool wake_one(const std::string& queue, const std::optional<std::string>& job_type);
+  // Wakes every waiter of `queue` that asked for trials and would take `job_type` (nullopt: any
+  // type): a trial went pending. Trial claimers are few (one loop per worker process), and only
+  // the one that takes it keeps it; the others park again.
+  void wake_trials(const std::string& queue, const std::optional<std::string>& job_type);
   // Wakes one waiter in every queue that has any (the due-time safety net).
   void wake_one_per_queue();
   // Wakes everyone (shutdown).

@@ -41,6 +41,8 @@ void WakeScheduler::start() {
         waiters_.wake_one_per_queue();
       } else if (due <= clock_.now()) {
         on_ready(queue, std::nullopt, 1);
+        // It may be a trial another node started (issue 36): those claims look too.
+        waiters_.wake_trials(queue, std::nullopt);
       } else {
         on_due(queue, due);
       }
@@ -115,6 +117,14 @@ void WakeScheduler::leased(const std::vector<Message>& claimed) {
   if (earliest && *earliest < lease_floor_.load()) {
     asio::post(strand_, [this, at = *earliest] { on_lease(at); });
   }
+}
+
+void WakeScheduler::trial_ready(const std::string& queue, const std::string& job_type) {
+  asio::post(strand_, [this, queue, job_type] {
+    waiters_.wake_trials(queue, job_type);
+    // A trials claim whose look was already under way looks again instead of parking.
+    if (auto it = claims_.find(queue); it != claims_.end()) give_token(it->second);
+  });
 }
 
 void WakeScheduler::changed(const Message& m, TimeMs now) {
@@ -194,11 +204,12 @@ void WakeScheduler::rearm() {
 awaitable<std::vector<Message>> WakeScheduler::wait_for_work(std::string queue,
                                                              std::vector<std::string> job_types,
                                                              TimeMs wait_ms, Attempt attempt,
-                                                             std::shared_ptr<ClaimCancel> cancel) {
+                                                             std::shared_ptr<ClaimCancel> cancel,
+                                                             bool trials) {
   co_return co_await asio::co_spawn(
       strand_,
       park_on_strand(std::move(queue), std::move(job_types), wait_ms, std::move(attempt),
-                     std::move(cancel)),
+                     std::move(cancel), trials),
       use_awaitable);
 }
 
@@ -208,7 +219,8 @@ awaitable<std::vector<Message>> WakeScheduler::wait_for_work(std::string queue,
 awaitable<std::vector<Message>> WakeScheduler::park_on_strand(std::string queue,
                                                               std::vector<std::string> job_types,
                                                               TimeMs wait_ms, Attempt attempt,
-                                                              std::shared_ptr<ClaimCancel> cancel) {
+                                                              std::shared_ptr<ClaimCancel> cancel,
+                                                              bool trials) {
   const auto deadline = steady_clock::now() + std::chrono::milliseconds(wait_ms);
 
   // Leaves no waiter and no claim state behind, however the claim ends (answer, timeout,
@@ -254,6 +266,7 @@ awaitable<std::vector<Message>> WakeScheduler::park_on_strand(std::string queue,
     if (!parking.waiter) {
       parking.waiter = std::make_unique<Waiter>(strand_);
       parking.waiter->job_types = job_types;
+      parking.waiter->trials = trials;
       waiters_.park(queue, parking.waiter.get());
       if (cancel) cancel->waiter = parking.waiter.get();
       ++waiting_;

@@ -85,13 +85,17 @@ class WakeScheduler {
   void leased(const std::vector<Message>& claimed);
   // A message changed: ready or due, as its new state says (nothing unless pending).
   void changed(const Message& m, TimeMs now);
+  // Thread-safe. A trial of `job_type` went pending in `queue`: the claims that asked for trials
+  // of that type look again.
+  void trial_ready(const std::string& queue, const std::string& job_type);
 
   // Runs `attempt` until it takes something, `wait_ms` of real time pass, `cancel` fires or the
   // scheduler shuts down, parking in between. Never misses a wake-up announced meanwhile.
   awaitable<std::vector<Message>> wait_for_work(std::string queue,
                                                 std::vector<std::string> job_types,
                                                 TimeMs wait_ms, Attempt attempt,
-                                                std::shared_ptr<ClaimCancel> cancel);
+                                                std::shared_ptr<ClaimCancel> cancel,
+                                                bool trials = false);
   // Thread-safe: ends the claim holding `cancel` (if still parked) with an empty answer.
   void cancel(std::shared_ptr<ClaimCancel> cancel);
 
@@ -99,7 +103,7 @@ class WakeScheduler {
   awaitable<std::vector<Message>> park_on_strand(std::string queue,
                                                  std::vector<std::string> job_types,
                                                  TimeMs wait_ms, Attempt attempt,
-                                                 std::shared_ptr<ClaimCancel> cancel);
+                                                 std::shared_ptr<ClaimCancel> cancel, bool trials);
   awaitable<void> timer_loop();
   awaitable<void> refresh(TimeMs now);
 

@@ -3,6 +3,7 @@
 
 #include "http/api_audit.hpp"
 #include "http/api_dlq.hpp"
+#include "http/api_trials.hpp"
 #include "http/api_messages.hpp"
 #include "http/api_ops.hpp"
 #include "http/api_support.hpp"
@@ -17,12 +18,14 @@ using namespace support;
 // The handler objects, one per resource, each holding only what its routes use. They are bases
 // of one object so that the table can name every handler by its own class
 // (&MessageHandlers::enqueue): a pointer to a member of a base converts to one of this.
-struct ResourceHandlers : MessageHandlers, DlqHandlers, OpsHandlers, AuditHandlers, UiHandlers {
-  ResourceHandlers(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
-                   const core::TaskHost& tasks, ops::Metrics& metrics, const Config& config,
-                   const Lifecycle& lifecycle)
+struct ResourceHandlers : MessageHandlers, DlqHandlers, TrialHandlers, OpsHandlers, AuditHandlers,
+                          UiHandlers {
+  ResourceHandlers(core::QueueService& service, core::DeadLetterDesk& desk,
+                   core::TrialDesk& trials, store::Store& store, const core::TaskHost& tasks,
+                   ops::Metrics& metrics, const Config& config, const Lifecycle& lifecycle)
       : MessageHandlers(service, config, lifecycle),
         DlqHandlers(desk, service.clock(), service.redactor(), config),
+        TrialHandlers(trials, service.clock(), service.redactor(), config),
         OpsHandlers(service, store, tasks, metrics, config),
         AuditHandlers(service, config),
         UiHandlers(config) {}
@@ -73,6 +76,15 @@ const std::vector<Row>& table() {
       {"POST", "/queues/{queue}/messages/{id}/extend", worker, &MessageHandlers::extend},
       {"POST", "/queues/{queue}/messages/{id}/release", worker, &MessageHandlers::release},
       {"POST", "/queues/{queue}/messages/{id}/dismiss", admin, &MessageHandlers::dismiss},
+      {"POST", "/queues/{queue}/messages/{id}/effects", worker, &MessageHandlers::effect},
+      {"POST", "/queues/{queue}/messages/{id}/trials", admin, &TrialHandlers::start_trial},
+      {"GET", "/queues/{queue}/messages/{id}/trials/{trial_id}", reader, &TrialHandlers::trial},
+      {"POST", "/queues/{queue}/messages/{id}/trials/{trial_id}/succeed", worker,
+       &TrialHandlers::succeed_trial},
+      {"POST", "/queues/{queue}/messages/{id}/trials/{trial_id}/fail", worker,
+       &TrialHandlers::fail_trial},
+      {"POST", "/queues/{queue}/messages/{id}/trials/{trial_id}/extend", worker,
+       &TrialHandlers::extend_trial},
       {"GET", "/queues/{queue}/messages/{id}/attempts", reader, &MessageHandlers::attempts},
       {"GET", "/queues/{queue}/messages/{id}/versions", reader, &MessageHandlers::versions},
       {"GET", "/queues", reader, &OpsHandlers::queues},
@@ -80,6 +92,7 @@ const std::vector<Row>& table() {
       {"GET", "/dlq", reader, &DlqHandlers::dead_letters},
       {"POST", "/dlq/replay", admin, &DlqHandlers::dlq_replay},
       {"POST", "/dlq/dismiss", admin, &DlqHandlers::dlq_dismiss},
+      {"POST", "/dlq/trials", admin, &TrialHandlers::start_trials},
       {"GET", "/dlq/hourly", reader, &DlqHandlers::dead_hourly},
       {"GET", "/dlq/incidents", reader, &DlqHandlers::incidents},
       {"GET", "/dlq/incidents/{fingerprint}", reader, &DlqHandlers::incident},
@@ -112,11 +125,11 @@ std::vector<RouteInfo> Api::routes() {
   return out;
 }
 
-Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
-         const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
-         const Config& config, const Lifecycle& lifecycle)
-    : handlers_(std::make_unique<ResourceHandlers>(service, desk, store, tasks, metrics, config,
-                                                   lifecycle)),
+Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, core::TrialDesk& trials,
+         store::Store& store, const core::TaskHost& tasks, const core::AccessControl& access,
+         ops::Metrics& metrics, const Config& config, const Lifecycle& lifecycle)
+    : handlers_(std::make_unique<ResourceHandlers>(service, desk, trials, store, tasks, metrics,
+                                                   config, lifecycle)),
       access_(access),
       metrics_(metrics),
       config_(config),

@@ -16,6 +16,7 @@
 #include "core/desk.hpp"
 #include "core/queue_service.hpp"
 #include "core/task_host.hpp"
+#include "core/trials.hpp"
 #include "http/origin_guard.hpp"
 #include "http/request.hpp"
 #include "http/router.hpp"
@@ -42,9 +43,9 @@ class Api {
   // The route table, in table order, without handlers; needs no server.
   static std::vector<RouteInfo> routes();
 
-  Api(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
-      const core::TaskHost& tasks, const core::AccessControl& access, ops::Metrics& metrics,
-      const Config& config, const Lifecycle& lifecycle);
+  Api(core::QueueService& service, core::DeadLetterDesk& desk, core::TrialDesk& trials,
+      store::Store& store, const core::TaskHost& tasks, const core::AccessControl& access,
+      ops::Metrics& metrics, const Config& config, const Lifecycle& lifecycle);
   ~Api();
 
   // Never throws: every outcome, including faults, is a Response. Sets req.actor once access

@@ -136,6 +136,10 @@ json::object preview_json(const core::BatchPreviewView& p, const core::Redactor&
   o["by_job_type"] = std::move(by_type);
   o["needs_acknowledgement"] = std::move(needs);
   if (p.skipped_max_replays) o["skipped_max_replays"] = *p.skipped_max_replays;
+  json::array uncertain_ids;
+  for (MessageId id : p.uncertain_ids) uncertain_ids.emplace_back(id);
+  o["uncertain_effects"] = json::object{{"count", p.uncertain_count},
+                                        {"ids", std::move(uncertain_ids)}};
   o["confirm_token"] = p.confirm_token;
   o["expires_at"] = format_rfc3339(p.expires_at);
   o["sample"] = std::move(sample);

@@ -309,6 +309,25 @@ MessageHandlers::R MessageHandlers::dismiss(const Request& req, const RouteMatch
   co_return answer(req, result, Audience::people);
 }
 
+MessageHandlers::R MessageHandlers::effect(const Request& req, const RouteMatch& m) {
+  core::EffectInput in;
+  MessageCall call;
+  auto decode = [&in](const json::object& b) { return core::decode_effect(b, in); };
+  if (auto early = prepare_message_call(config_, service_.clock(), req, m, call, decode)) {
+    co_return *early;
+  }
+  auto outcome = co_await service_.record_effect(call.ctx, call.queue, call.id, std::move(in));
+  if (!outcome) co_return problem_from_error(context(config_, req), outcome.error());
+  // The worker's own record, as stored (nothing masked); a cleared key answers "cleared".
+  json::object body = effect_json(outcome->effect, Audience::owner, service_.redactor());
+  if (outcome->cleared) {
+    body["state"] = "cleared";
+    body["description"] = nullptr;
+    body["result"] = nullptr;
+  }
+  co_return json_response(200, body);
+}
+
 MessageHandlers::R MessageHandlers::attempts(const Request& req, const RouteMatch& m) {
   std::string queue;
   MessageId id = 0;
@@ -322,12 +341,18 @@ MessageHandlers::R MessageHandlers::attempts(const Request& req, const RouteMatc
   json::array items;
   items.reserve(history->entries.size());
   for (const auto& a : history->entries) items.push_back(attempt_json(a, service_.redactor()));
+  json::array effects;
+  effects.reserve(history->effects.size());
+  for (const auto& e : history->effects) {
+    effects.push_back(effect_json(e, Audience::people, service_.redactor()));
+  }
   json::object body;
   std::size_t count = items.size();
   body["attempts"] = std::move(items);
   body["count"] = count;
   body["next_after"] =
       history->next_after ? json::value(*history->next_after) : json::value(nullptr);
+  body["effects"] = std::move(effects);
   co_return json_response(200, body);
 }
 

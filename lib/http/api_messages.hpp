@@ -1,6 +1,7 @@
 // The message routes' handlers: enqueue (one or a batch), list and show, a worker's claim,
-// succeed, fail, ack, extend and release, and an operator's replay and dismiss of one message
-// and its attempts. Messages are answered in the hand-written JSON of json_codec (hot paths).
+// succeed, fail, ack, extend and release, an operator's replay and dismiss of one message, a
+// worker's recorded side effects and the attempts. Messages are answered in the hand-written JSON
+// of json_codec (hot paths).
 #pragma once
 
 
@@ -35,6 +36,7 @@ class MessageHandlers {
   R extend(const Request& req, const RouteMatch& m);
   R release(const Request& req, const RouteMatch& m);
   R dismiss(const Request& req, const RouteMatch& m);
+  R effect(const Request& req, const RouteMatch& m);  // POST .../effects (issue 36)
   R attempts(const Request& req, const RouteMatch& m);
   R versions(const Request& req, const RouteMatch& m);
 

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 namespace dlq::http {
 namespace json = boost::json;
@@ -108,6 +109,16 @@ void append_message(std::string& out, const Message& m, const MessageView& view,
   out += ','; key(out, "title"); string_or_null(out, m.title);
   if (view.with_lease_id) {
     out += ','; key(out, "lease_id"); string_or_null(out, m.lease_id);
+    out += ','; key(out, "effects"); out += '[';
+    for (std::size_t i = 0; i < m.effects.size(); ++i) {
+      if (i > 0) out += ',';
+      out += json::serialize(effect_json(m.effects[i], view.audience, redactor));
+    }
+    out += ']';
+    // A trial run (issue 36) comes as its message under the trial's lease, its id last.
+    if (m.trial_id) {
+      out += ','; key(out, "trial_id"); number(out, *m.trial_id);
+    }
   }
   out += '}';
 }
@@ -176,6 +187,36 @@ json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor
   o["life"] = a.life;
   o["replay_id"] = a.replay_id ? json::value(*a.replay_id) : json::value(nullptr);
   o["worker_version"] = optional_string(a.worker_version);
+  if (a.trial) {
+    json::parse_options bytes_as_written;
+    bytes_as_written.allow_invalid_utf8 = true;
+    std::error_code ec;
+    json::value trial = json::parse(*a.trial, ec, {}, bytes_as_written);
+    o["trial"] = ec ? json::value(nullptr) : std::move(trial);
+  } else {
+    o["trial"] = nullptr;
+  }
+  return o;
+}
+
+json::object effect_json(const Effect& e, Audience audience, const core::Redactor& redactor) {
+  bool people = audience == Audience::people;
+  json::object o;
+  o["key"] = e.key;
+  o["state"] = to_string(e.state);
+  if (e.description) {
+    o["description"] = people ? redactor.text(*e.description) : *e.description;
+  } else {
+    o["description"] = nullptr;
+  }
+  if (e.result) {
+    o["result"] = people ? redactor.payload(*e.result) : *e.result;
+  } else {
+    o["result"] = nullptr;
+  }
+  o["attempt"] = e.attempt;
+  o["recorded_at"] = format_rfc3339(e.recorded_at);
+  o["resolved_by"] = optional_string(e.resolved_by);
   return o;
 }
 

@@ -21,7 +21,7 @@ enum class Audience { owner, people };
 
 struct MessageView {
   Audience audience = Audience::owner;
-  bool with_lease_id = false;  // only claim answers carry the lease_id
+  bool with_lease_id = false;  // only claim answers carry the lease_id (and the effects after it)
 };
 
 // The message object as JSON text, written straight into `out` (no intermediate json::object:
@@ -37,6 +37,9 @@ boost::json::value message_value(const Message& m, const MessageView& view,
 std::string message_list_text(std::string_view key, const std::vector<Message>& messages,
                               const MessageView& view, const core::Redactor& redactor);
 boost::json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor);
+// A recorded side effect: {"key","state","description","result","attempt","recorded_at",
+// "resolved_by"}. For people the result is masked like a payload and the description like text.
+boost::json::object effect_json(const Effect& e, Audience audience, const core::Redactor& redactor);
 boost::json::value time_json(const std::optional<TimeMs>& t);
 
 }  // namespace dlq::http

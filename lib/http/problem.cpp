@@ -30,6 +30,7 @@ Mapping mapping_for(Errc code) {
     case Errc::validation_failed: return {422, "validation-failed", "Validation failed"};
     case Errc::replay_not_found: return {404, "replay-not-found", "Replay run not found"};
     case Errc::replay_limit: return {409, "replay-limit", "Replay limit reached"};
+    case Errc::trial_not_found: return {404, "trial-not-found", "Trial run not found"};
   }
   return {500, "internal-error", "Internal server error"};
 }

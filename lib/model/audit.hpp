@@ -15,7 +15,7 @@ namespace dlq {
 inline constexpr std::string_view kAuditActions[] = {
     "replay",         "batch_replay", "batch_replay_pause", "batch_replay_resume",
     "batch_replay_cancel", "payload_edit", "dismiss",     "purge",
-    "retention_purge", "incident_mute"};
+    "retention_purge", "incident_mute", "trial"};
 bool valid_audit_action(std::string_view action);
 
 struct AuditEntry {

@@ -25,6 +25,7 @@ enum class Errc {
   validation_failed,
   replay_not_found,
   replay_limit,  // the message was replayed max_replays times (force replays it anyway)
+  trial_not_found,  // no such trial run of that message (issue 36)
 };
 
 // One invalid input field. `code` is machine-readable (docs/api-decisions.md lists them).

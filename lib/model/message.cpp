@@ -52,13 +52,19 @@ constexpr std::array<std::pair<DeadReason, std::string_view>, 4> kDeadReasons{{
     {DeadReason::lease_expired, "lease_expired"},
 }};
 
-constexpr std::array<std::pair<AttemptOutcome, std::string_view>, 6> kOutcomes{{
+constexpr std::array<std::pair<AttemptOutcome, std::string_view>, 7> kOutcomes{{
     {AttemptOutcome::succeeded, "succeeded"},
     {AttemptOutcome::failed, "failed"},
     {AttemptOutcome::lease_expired, "lease_expired"},
     {AttemptOutcome::released, "released"},
     {AttemptOutcome::replayed, "replayed"},
     {AttemptOutcome::dismissed, "dismissed"},
+    {AttemptOutcome::trial, "trial"},
+}};
+
+constexpr std::array<std::pair<EffectState, std::string_view>, 2> kEffectStates{{
+    {EffectState::started, "started"},
+    {EffectState::done, "done"},
 }};
 
 }  // namespace
@@ -79,6 +85,9 @@ std::optional<ErrorClass> parse_error_class(std::string_view s) { return lookup(
 
 std::string_view to_string(DeadReason r) { return name_of(kDeadReasons, r); }
 std::optional<DeadReason> parse_dead_reason(std::string_view s) { return lookup(kDeadReasons, s); }
+
+std::string_view to_string(EffectState s) { return name_of(kEffectStates, s); }
+std::optional<EffectState> parse_effect_state(std::string_view s) { return lookup(kEffectStates, s); }
 
 std::string_view to_string(AttemptOutcome o) { return name_of(kOutcomes, o); }
 std::optional<AttemptOutcome> parse_attempt_outcome(std::string_view s) {

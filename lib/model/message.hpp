@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "model/time.hpp"
 
@@ -35,6 +36,22 @@ enum class ErrorClass {
 };
 std::string_view to_string(ErrorClass c);
 std::optional<ErrorClass> parse_error_class(std::string_view s);
+
+// A side effect a worker recorded for a message (issue 36): `started` before the dangerous call,
+// `done` after it. A `cleared` key is deleted, so it is never stored.
+enum class EffectState { started, done };
+std::string_view to_string(EffectState s);
+std::optional<EffectState> parse_effect_state(std::string_view s);
+
+struct Effect {
+  std::string key;
+  EffectState state = EffectState::started;
+  std::optional<std::string> description;
+  std::optional<std::string> result;
+  int attempt = 0;  // the attempt that recorded it
+  TimeMs recorded_at = 0;
+  std::optional<std::string> resolved_by;  // the operator who set it done on a replay
+};
 
 enum class DeadReason { retries_exhausted, non_retryable, retry_window_exceeded, lease_expired };
 std::string_view to_string(DeadReason r);
@@ -74,13 +91,20 @@ struct Message {
   std::optional<std::string> worker_version;  // the build it said it runs (claim's worker_version)
   TimeMs life_started_at = 0;         // enqueue or latest replay: the retry window counts from here
   TimeMs status_at = 0;               // when the message entered its current status
+  // How many effects the message holds (the effects table's rows), so that only messages that
+  // have any cost a read of them; `effects` is filled only where an answer carries them (claims).
+  int effect_count = 0;
+  std::vector<Effect> effects{};
+  // Set only on a message handed to a claim as a trial run (issue 36): its lease is the trial's.
+  std::optional<long long> trial_id;
   // A claim left the payload in the database (past ClaimParams::payload_budget): whoever answers
   // with the message reads it again by id.
   bool payload_withheld = false;
 };
 
 // What ended an attempt, or a lifecycle event recorded in the same history.
-enum class AttemptOutcome { succeeded, failed, lease_expired, released, replayed, dismissed };
+// `trial`: a trial run ended (issue 36); not an attempt, one entry per trial.
+enum class AttemptOutcome { succeeded, failed, lease_expired, released, replayed, dismissed, trial };
 std::string_view to_string(AttemptOutcome o);
 std::optional<AttemptOutcome> parse_attempt_outcome(std::string_view s);
 
@@ -115,6 +139,9 @@ struct AttemptRecord {
   std::optional<long long> replay_id;
   // The claim's `worker_version` (migration 016): which build of the worker code ran it.
   std::optional<std::string> worker_version;
+  // A `trial` entry's {"trial_id", "status", "would_effects"} as JSON text (migration 018);
+  // none on every other entry.
+  std::optional<std::string> trial;
   // The attempt in progress (claimed, not finished): no outcome and no finish time yet. Never
   // stored; the history view appends it.
   bool under_way = false;

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "model/audit.hpp"
@@ -20,6 +21,18 @@ struct Related {
   // The message's latest history entry, when the update asked for it (a release folds into a
   // release before it).
   std::optional<AttemptRecord> last_entry;
+  // The message's recorded side effects, when the update asked for them (a replay that resolves
+  // some).
+  std::vector<Effect> effects{};
+};
+
+// An operator's decision about a `started` effect, made in a replay's transaction (issue 36):
+// `done` marks it done (no result; resolved_by the actor), otherwise it is forgotten (deleted).
+struct EffectResolution {
+  std::string key;
+  bool done = false;
+  std::optional<std::string> actor;
+  TimeMs at = 0;
 };
 
 // The outcome of a read-modify-write: the message as it must become, plus history to append,
@@ -34,6 +47,8 @@ struct Change {
   // The first entry of `history` takes the place of the message's latest entry (Related's
   // last_entry) instead of being added: a folded release.
   bool fold = false;
+  // Effects resolved with the change (the decide function also sets next.effect_count).
+  std::vector<EffectResolution> resolutions{};
 };
 
 using Decide = std::function<Result<Change>(const Message& current, const Related& related)>;

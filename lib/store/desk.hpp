@@ -62,7 +62,11 @@ struct DeadMatch {
   std::vector<std::pair<std::optional<std::string>, long long>> by_job_type;  // by name
   std::vector<Message> sample;
   std::vector<ReplayTally> replays;  // by (queue, job type, replay count)
+  // Matched messages holding a `started` effect (issue 36): how many, and the first ids.
+  long long uncertain_count = 0;
+  std::vector<MessageId> uncertain_ids;
 };
+inline constexpr std::size_t kUncertainIds = 100;
 
 // A stored preview: any node may confirm it until it expires.
 struct BatchPreview {

@@ -145,6 +145,24 @@ DeadMatch DeskSql::dead_match(const DeadMatchParams& p) {
   m.by_job_type.assign(counts.begin(), counts.end());
   std::stable_sort(m.by_job_type.begin(), m.by_job_type.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
+  // Matched messages holding an effect left `started` (issue 36): its worker may or may not have
+  // done it. effect_count > 0 keeps the subquery off messages that never recorded one.
+  {
+    DeadWhere where{p.filter, std::nullopt};
+    long long id = 0;
+    auto st = prepare_call(c_,
+                           "SELECT id FROM messages" + where.sql(c_.dialect()) +
+                               " AND effect_count > 0 AND id IN (SELECT message_id FROM effects "
+                               "WHERE state = 'started') ORDER BY id",
+                           [&](soci::statement& s) {
+                             s.exchange(into(id));
+                             where.exchange(s);
+                           });
+    for_each_row(c_, st, [&] {
+      if (m.uncertain_ids.size() < kUncertainIds) m.uncertain_ids.push_back(id);
+      ++m.uncertain_count;
+    });
+  }
   for (std::size_t i = 0; i < m.ids.size() && static_cast<int>(i) < p.sample; ++i) {
     if (auto queue = reads_.queue_of(m.ids[i])) {
       if (auto found = reads_.find(*queue, m.ids[i])) m.sample.push_back(std::move(*found));

@@ -9,6 +9,8 @@
 #include "store/audit_sql.hpp"
 #include "store/claim_sql.hpp"
 #include "store/desk_sql.hpp"
+#include "store/effect_sql.hpp"
+#include "store/trial_sql.hpp"
 #include "store/housekeeping_sql.hpp"
 #include "store/incident_backfill_sql.hpp"
 #include "store/incident_desk_sql.hpp"
@@ -29,12 +31,14 @@ struct EntitySql {
         incidents(c),
         incident_desk(c, audit),
         backfill(c, incidents),
-        messages(c, audit, names, incidents, std::move(node)),
+        effects(c),
+        trials(c),
+        messages(c, audit, names, incidents, effects, std::move(node)),
         claims(c),
         reads(c),
         runs(c, messages, audit),
         desk(c, messages, reads, runs, audit),
-        housekeeping(c, audit, names, incidents),
+        housekeeping(c, audit, names, incidents, effects, trials),
         leadership(c) {}
   EntitySql(const EntitySql&) = delete;
   EntitySql& operator=(const EntitySql&) = delete;
@@ -57,6 +61,8 @@ struct EntitySql {
   IncidentSql incidents;
   IncidentDeskSql incident_desk;
   IncidentBackfillSql backfill;
+  EffectSql effects;
+  TrialSql trials;
   MessageSql messages;
   ClaimSql claims;
   MessageReads reads;

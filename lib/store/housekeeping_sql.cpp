@@ -9,9 +9,11 @@
 
 #include "store/audit_sql.hpp"
 #include "store/connection.hpp"
+#include "store/effect_sql.hpp"
 #include "store/incident_sql.hpp"
 #include "store/migrations.hpp"
 #include "store/prepared.hpp"
+#include "store/trial_sql.hpp"
 #include "store/queue_names_sql.hpp"
 
 namespace dlq::store {
@@ -63,6 +65,8 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
   std::string id_list = json::serialize(list);
   const std::string purged = " IN (" + c_.dialect().json_ids("ids") + ")";
   c_.session() << "DELETE FROM attempts WHERE message_id" + purged, soci::use(id_list, "ids");
+  effects_.delete_for(id_list);
+  trials_.delete_for(id_list);
   c_.session() << "DELETE FROM messages WHERE id" + purged, soci::use(id_list, "ids");
   for (const auto& [fp, queue] : left) incidents_.note_exit(fp, queue, IncidentExit::deleted);
   out.by_queue.assign(counts.begin(), counts.end());

@@ -13,15 +13,24 @@ namespace dlq::store {
 
 class AuditSql;
 class Connection;
+class EffectSql;
+class TrialSql;
 class IncidentSql;
 class QueueNamesSql;
 
 class HousekeepingSql {
  public:
-  HousekeepingSql(Connection& c, AuditSql& audit, QueueNamesSql& names, IncidentSql& incidents)
-      : c_(c), audit_(audit), names_(names), incidents_(incidents) {}
+  HousekeepingSql(Connection& c, AuditSql& audit, QueueNamesSql& names, IncidentSql& incidents,
+                  EffectSql& effects, TrialSql& trials)
+      : c_(c),
+        audit_(audit),
+        names_(names),
+        incidents_(incidents),
+        effects_(effects),
+        trials_(trials) {}
 
-  // Also removes the names of the queues it emptied; dead messages leave their incidents.
+  // With their history, their recorded side effects and their trials. Also removes the names of
+  // the queues it emptied; dead messages leave their incidents.
   Purged purge(const PurgeParams& p);
   std::vector<QueueStats> stats(const std::optional<std::string>& queue, TimeMs now);
   // GET /queues: a page of the queues that hold messages, by name, each with its counts.
@@ -41,6 +50,8 @@ class HousekeepingSql {
   AuditSql& audit_;
   QueueNamesSql& names_;
   IncidentSql& incidents_;
+  EffectSql& effects_;
+  TrialSql& trials_;
 };
 
 }  // namespace dlq::store

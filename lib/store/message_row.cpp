@@ -12,7 +12,7 @@ const char* const kMessageColumns =
     "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
     "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
     "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title, "
-    "worker_version";
+    "worker_version, effect_count";
 
 const char* const MessageUpdateRow::kSql =
     "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
@@ -23,19 +23,21 @@ const char* const MessageUpdateRow::kSql =
     "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
     "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
     "life_started_at = :life_started_at, status_at = :status_at, fingerprint = :fingerprint, "
-    "title = :title, worker_version = :worker_version WHERE id = :id";
+    "title = :title, worker_version = :worker_version, effect_count = :effect_count "
+    "WHERE id = :id";
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
     "error_class, stack, cause, actor, reason, previous_payload, count, fingerprint, title, life, "
-    "replay_id, worker_version) VALUES (:message_id, :attempt, :outcome, :claimed_at, :finished_at, "
-    ":attempt_worker, :error, :attempt_error_class, :stack, :cause, :actor, :reason, "
+    "replay_id, worker_version, trial) VALUES (:message_id, :attempt, :outcome, :claimed_at, "
+    ":finished_at, :attempt_worker, :error, :attempt_error_class, :stack, :cause, :actor, :reason, "
     ":previous_payload, :attempt_count, :attempt_fingerprint, :attempt_title, :attempt_life, "
-    ":attempt_replay_id, :attempt_worker_version)";
+    ":attempt_replay_id, :attempt_worker_version, :attempt_trial)";
 
 const char* const AttemptRow::kColumns =
     "message_id, attempt, outcome, claimed_at, finished_at, worker, error, error_class, stack, "
-    "cause, actor, reason, previous_payload, count, fingerprint, title, life, replay_id, worker_version";
+    "cause, actor, reason, previous_payload, count, fingerprint, title, life, replay_id, worker_version, "
+    "trial";
 namespace {
 
 template <class T>
@@ -78,6 +80,7 @@ void MessageRow::exchange_into(soci::statement& st) {
   st.exchange(into(fingerprint));
   st.exchange(into(title));
   st.exchange(into(worker_version));
+  st.exchange(into(effect_count));
 }
 
 Message MessageRow::to_message() const {
@@ -114,6 +117,7 @@ Message MessageRow::to_message() const {
   m.fingerprint = fingerprint;
   m.title = title;
   m.worker_version = worker_version;
+  m.effect_count = static_cast<int>(effect_count);
   return m;
 }
 
@@ -150,6 +154,7 @@ void MessageUpdateRow::exchange_use(soci::statement& st) {
   st.exchange(use(fingerprint, "fingerprint"));
   st.exchange(use(title, "title"));
   st.exchange(use(worker_version, "worker_version"));
+  st.exchange(use(effect_count, "effect_count"));
   st.exchange(use(id, "id"));
 }
 
@@ -179,6 +184,7 @@ void MessageUpdateRow::assign(const Message& m) {
   fingerprint = m.fingerprint;
   title = m.title;
   worker_version = m.worker_version;
+  effect_count = m.effect_count;
   id = m.id;
 }
 
@@ -203,6 +209,7 @@ void AttemptRow::exchange_into(soci::statement& st) {
   st.exchange(into(life));
   st.exchange(into(replay_id));
   st.exchange(into(worker_version));
+  st.exchange(into(trial));
 }
 
 void AttemptRow::exchange_use(soci::statement& st) {
@@ -226,6 +233,7 @@ void AttemptRow::exchange_use(soci::statement& st) {
   st.exchange(use(life, "attempt_life"));
   st.exchange(use(replay_id, "attempt_replay_id"));
   st.exchange(use(worker_version, "attempt_worker_version"));
+  st.exchange(use(trial, "attempt_trial"));
 }
 
 void AttemptRow::assign(const AttemptRecord& a) {
@@ -248,6 +256,7 @@ void AttemptRow::assign(const AttemptRecord& a) {
   life = a.life;
   replay_id = a.replay_id;
   worker_version = a.worker_version;
+  trial = a.trial;
 }
 
 AttemptRecord AttemptRow::to_record() const {
@@ -271,6 +280,7 @@ AttemptRecord AttemptRow::to_record() const {
   a.life = static_cast<int>(life);
   a.replay_id = replay_id;
   a.worker_version = worker_version;
+  a.trial = trial;
   return a;
 }
 

@@ -48,6 +48,7 @@ struct MessageRow {
   std::optional<std::string> fingerprint;
   std::optional<std::string> title;
   std::optional<std::string> worker_version;
+  long long effect_count = 0;
 
   // Registers every column as an `into` target of `st`, in kMessageColumns order.
   void exchange_into(soci::statement& st);
@@ -89,6 +90,7 @@ struct MessageUpdateRow {
   std::optional<std::string> fingerprint;
   std::optional<std::string> title;
   std::optional<std::string> worker_version;
+  long long effect_count = 0;
   long long id = 0;
 
   void exchange_use(soci::statement& st);
@@ -120,6 +122,7 @@ struct AttemptRow {
   long long life = 0;
   std::optional<long long> replay_id;
   std::optional<std::string> worker_version;
+  std::optional<std::string> trial;
 
   void exchange_into(soci::statement& st);
   void exchange_use(soci::statement& st);

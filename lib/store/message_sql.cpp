@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "store/audit_sql.hpp"
+#include "store/effect_sql.hpp"
 #include "store/incident_sql.hpp"
 #include "store/message_row.hpp"
 #include "store/pg_listener.hpp"
@@ -154,10 +155,11 @@ struct MessageSql::Statements {
 };
 
 MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names,
-                       IncidentSql& incidents, std::string node)
+                       IncidentSql& incidents, EffectSql& effects, std::string node)
     : c_(c),
       audit_(audit),
       incidents_(incidents),
+      effects_(effects),
       inserts_(c, names),
       node_(std::move(node)),
       kept_(std::make_unique<Statements>()) {}
@@ -236,15 +238,22 @@ std::vector<Status> MessageSql::other_key_holders(const Message& m) {
   return out;
 }
 
-Result<Message> MessageSql::update(const UpdateParams& p) {
+std::optional<Message> MessageSql::lock(const std::string& queue, MessageId id) {
   auto& select = kept_->select_for_update;
-  select.binds().id = p.id;
-  select.binds().queue = p.queue;
-  if (!run_once(c_, select.on(c_))) return Error(Errc::message_not_found, "message not found");
-  const Message current = select.binds().row.to_message();
+  select.binds().id = id;
+  select.binds().queue = queue;
+  if (!run_once(c_, select.on(c_))) return std::nullopt;
+  return select.binds().row.to_message();
+}
+
+Result<Message> MessageSql::update(const UpdateParams& p) {
+  auto locked = lock(p.queue, p.id);
+  if (!locked) return Error(Errc::message_not_found, "message not found");
+  const Message current = std::move(*locked);
 
   Related related;
   if (p.load_key_holders && current.idempotency_key) related.key_holders = other_key_holders(current);
+  if (p.load_effects && current.effect_count > 0) related.effects = effects_.of(current.id);
   std::optional<long long> last_entry_id;
   if (p.load_last_entry) {
     if (auto last = last_entry(current.id)) {
@@ -291,6 +300,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   } else if (!with_history) {
     append_history(change->history);
   }
+  if (!change->resolutions.empty()) effects_.resolve(next.id, change->resolutions);
   if (change->audit) audit_.append(*change->audit);
   note_due(next);
   note_death(current, next);
@@ -317,6 +327,16 @@ std::vector<Message> MessageSql::reap(const ReapParams& p) {
 }
 
 // ---- before the commit -----------------------------------------------------------------------
+
+void MessageSql::append_entry(const Message& m, AttemptRecord entry) {
+  entry.life = m.replay_count;
+  append_history({std::move(entry)});
+}
+
+void MessageSql::note_work(const std::string& queue) {
+  if (c_.is_sqlite()) return;
+  notes_[queue] = 0;
+}
 
 void MessageSql::note_due(const Message& m) {
   if (c_.is_sqlite() || m.status != Status::pending) return;

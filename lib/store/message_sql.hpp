@@ -18,6 +18,7 @@ namespace dlq::store {
 
 class AuditSql;
 class Connection;
+class EffectSql;
 class IncidentSql;
 class QueueNamesSql;
 
@@ -25,7 +26,7 @@ class MessageSql {
  public:
   // `node`: this process's id in change notifications (PostgreSQL).
   MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names, IncidentSql& incidents,
-             std::string node);
+             EffectSql& effects, std::string node);
   ~MessageSql();
   MessageSql(const MessageSql&) = delete;
   MessageSql& operator=(const MessageSql&) = delete;
@@ -36,6 +37,13 @@ class MessageSql {
   // history and audit entry.
   Result<Message> update(const UpdateParams& p);
   std::vector<Message> reap(const ReapParams& p);
+  // The message, its row locked until the transaction ends; none when it is not in `queue`.
+  std::optional<Message> lock(const std::string& queue, MessageId id);
+  // One history entry of `m` that changes nothing else (a trial's end), in m's current life.
+  void append_entry(const Message& m, AttemptRecord entry);
+  // A claim that asked for trials may take something of `queue` now: announced to other nodes
+  // at commit (PostgreSQL NOTIFY), as a message that became due is.
+  void note_work(const std::string& queue);
 
   // Just before the transaction commits: messages that became due in it are announced to other
   // nodes (PostgreSQL NOTIFY), and the deaths it made are added to dead_letter_hours, in
@@ -65,6 +73,7 @@ class MessageSql {
   Connection& c_;
   AuditSql& audit_;
   IncidentSql& incidents_;
+  EffectSql& effects_;
   MessageInsertSql inserts_;
   std::string node_;
   std::unique_ptr<Statements> kept_;

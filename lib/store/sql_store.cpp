@@ -93,6 +93,44 @@ std::string make_node_id() {
   return buf;
 }
 
+// A claim's messages carry their recorded side effects: read for those that hold any and whose
+// payload came back (a withheld one is read again by id, its effects with it: find_leased).
+void attach_effects(EntitySql& sql, std::vector<Message>& claimed) {
+  for (Message& m : claimed) {
+    if (m.effect_count > 0 && !m.payload_withheld) m.effects = sql.effects.of(m.id);
+  }
+}
+
+// A claim: with "trials", the queue's pending trials first, each as its message under the
+// trial's lease (a trial whose message is gone is left to expire), then ordinary messages in the
+// slots left; every message with its effects.
+std::vector<Message> claim_with_trials(EntitySql& sql, const ClaimParams& p) {
+  std::vector<Message> out;
+  if (p.trials) {
+    for (const Trial& t : sql.trials.claim(p)) {
+      auto m = sql.reads.find(t.queue, t.message_id);
+      if (!m) continue;
+      if (t.payload) m->payload = *t.payload;
+      m->lease_id = t.lease_id;
+      m->lease_expires_at = t.lease_expires_at;
+      m->trial_id = t.id;
+      out.push_back(std::move(*m));
+    }
+  }
+  if (static_cast<int>(out.size()) < p.max) {
+    ClaimParams rest = p;
+    rest.max = p.max - static_cast<int>(out.size());
+    auto ordinary = sql.claims.claim(rest);
+    if (out.empty()) {
+      out = std::move(ordinary);
+    } else {
+      for (auto& m : ordinary) out.push_back(std::move(m));
+    }
+  }
+  attach_effects(sql, out);
+  return out;
+}
+
 }  // namespace
 
 SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node_(make_node_id()) {
@@ -167,7 +205,8 @@ awaitable<std::optional<Message>> SqlStore::message_find(std::string queue, Mess
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_claim(ClaimParams p) {
-  return write<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.claims.claim(p); });
+  return write<std::vector<Message>>(
+      [p = std::move(p)](EntitySql& sql) { return claim_with_trials(sql, p); });
 }
 
 awaitable<Result<Message>> SqlStore::message_update(UpdateParams p) {
@@ -189,7 +228,90 @@ awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams
     AckAndClaim out;
     out.acked.reserve(acks.size());
     for (const auto& item : acks) out.acked.push_back(sql.messages.update(item));
-    out.claimed = sql.claims.claim(claim);
+    out.claimed = claim_with_trials(sql, claim);
+    return out;
+  });
+}
+
+awaitable<Result<EffectOutcome>> SqlStore::effect_record(EffectParams p) {
+  return write<Result<EffectOutcome>>([p = std::move(p)](EntitySql& sql) -> Result<EffectOutcome> {
+    auto current = sql.messages.lock(p.queue, p.id);
+    if (!current) return Error(Errc::message_not_found, "message not found");
+    return sql.effects.record(*current, p);
+  });
+}
+
+awaitable<std::vector<Effect>> SqlStore::effects_of(MessageId id) {
+  return read<std::vector<Effect>>([id](EntitySql& sql) { return sql.effects.of(id); });
+}
+
+awaitable<Result<std::vector<TrialStarted>>> SqlStore::trials_start(TrialStartParams p) {
+  using Out = Result<std::vector<TrialStarted>>;
+  return write<Out>([p = std::move(p)](EntitySql& sql) -> Out {
+    // Every item is decided before any is written: one refusal starts nothing.
+    std::vector<std::pair<Trial, bool>> decided;
+    for (std::size_t i = 0; i < p.items.size(); ++i) {
+      const auto& item = p.items[i];
+      std::optional<std::string> queue = item.queue ? item.queue : sql.reads.queue_of(item.id);
+      std::optional<Message> m;
+      if (queue) m = sql.messages.lock(*queue, item.id);
+      std::optional<Trial> open;
+      if (m) open = sql.trials.open_for(m->id);
+      auto trial = p.decide(i, m ? &*m : nullptr, open);
+      if (!trial) return trial.error();
+      decided.emplace_back(std::move(*trial), !open);
+    }
+    std::vector<TrialStarted> started;
+    for (auto& [trial, fresh] : decided) {
+      if (fresh) {
+        trial = sql.trials.insert(std::move(trial));
+        sql.messages.note_work(trial.queue);
+      }
+      started.push_back({std::move(trial), fresh});
+    }
+    if (p.audit) {
+      if (auto entry = p.audit(started)) sql.audit.append(*entry);
+    }
+    return started;
+  });
+}
+
+awaitable<std::optional<Trial>> SqlStore::trial_find(std::string queue, MessageId id,
+                                                     long long trial_id) {
+  return read<std::optional<Trial>>(
+      [queue = std::move(queue), id, trial_id](EntitySql& sql) -> std::optional<Trial> {
+        auto t = sql.trials.find(trial_id);
+        if (!t || t->queue != queue || t->message_id != id) return std::nullopt;
+        return t;
+      });
+}
+
+awaitable<Result<Trial>> SqlStore::trial_update(TrialUpdateParams p) {
+  return write<Result<Trial>>([p = std::move(p)](EntitySql& sql) -> Result<Trial> {
+    auto t = sql.trials.lock(p.trial_id);
+    if (!t || t->queue != p.queue || t->message_id != p.id) {
+      return Error(Errc::trial_not_found, "trial run not found");
+    }
+    auto m = sql.reads.find(p.queue, p.id);
+    if (!m) return Error(Errc::trial_not_found, "trial run not found");
+    auto change = p.decide(*t, *m);
+    if (!change) return change.error();
+    sql.trials.write(change->next);
+    if (change->entry) sql.messages.append_entry(*m, std::move(*change->entry));
+    return std::move(change->next);
+  });
+}
+
+awaitable<std::vector<Trial>> SqlStore::trials_expire(TrialExpireParams p) {
+  return write<std::vector<Trial>>([p = std::move(p)](EntitySql& sql) {
+    std::vector<Trial> out;
+    for (const Trial& t : sql.trials.expired(p.now, p.pending_before, p.limit)) {
+      auto m = sql.reads.find(t.queue, t.message_id);
+      TrialChange change = p.decide(t, m ? &*m : nullptr);
+      sql.trials.write(change.next);
+      if (change.entry && m) sql.messages.append_entry(*m, std::move(*change.entry));
+      out.push_back(std::move(change.next));
+    }
     return out;
   });
 }
@@ -201,7 +323,9 @@ awaitable<std::vector<Message>> SqlStore::messages_reap_expired(ReapParams p) {
 awaitable<std::optional<MessageHistory>> SqlStore::message_history(std::string queue, MessageId id,
                                                                    HistoryPage page) {
   return read<std::optional<MessageHistory>>([queue = std::move(queue), id, page](EntitySql& sql) {
-    return sql.reads.history(queue, id, page);
+    auto history = sql.reads.history(queue, id, page);
+    if (history && history->message.effect_count > 0) history->effects = sql.effects.of(id);
+    return history;
   });
 }
 

@@ -47,6 +47,13 @@ class SqlStore final : public Store {
   awaitable<std::vector<Result<Message>>> messages_update(std::vector<UpdateParams> p) override;
   awaitable<AckAndClaim> messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                 ClaimParams claim) override;
+  awaitable<Result<EffectOutcome>> effect_record(EffectParams p) override;
+  awaitable<std::vector<Effect>> effects_of(MessageId id) override;
+  awaitable<Result<std::vector<TrialStarted>>> trials_start(TrialStartParams p) override;
+  awaitable<std::optional<Trial>> trial_find(std::string queue, MessageId id,
+                                             long long trial_id) override;
+  awaitable<Result<Trial>> trial_update(TrialUpdateParams p) override;
+  awaitable<std::vector<Trial>> trials_expire(TrialExpireParams p) override;
   awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) override;
   awaitable<std::optional<MessageEdits>> message_edits(std::string queue, MessageId id,
                                                        long long from, long long count) override;

@@ -18,6 +18,7 @@
 #include "model/error.hpp"
 #include "model/histogram.hpp"
 #include "model/message.hpp"
+#include "model/trial.hpp"
 
 namespace dlq::store {
 
@@ -75,6 +76,9 @@ struct ClaimParams {
   // (Message::payload_withheld), so a batch of large messages is never held whole.
   std::size_t payload_budget = SIZE_MAX;
   std::optional<std::string> worker_version;
+  // "trials": true (issue 36): the queue's pending trials of `job_types` come first, each as its
+  // message under the trial's lease (Message::trial_id set), then ordinary messages.
+  bool trials = false;
 };
 
 struct UpdateParams {
@@ -84,6 +88,69 @@ struct UpdateParams {
   bool load_key_holders = false;
   bool dry_run = false;  // compute and return the result, write nothing
   bool load_last_entry = false;  // Related::last_entry (a release, which may fold into it)
+  bool load_effects = false;     // Related::effects (a replay resolving effects)
+};
+
+// Recording a side effect (POST .../effects): what the core decides about the key, given the
+// message (locked) and the key's row if it has one. `put` writes `effect` (new or changed),
+// `remove` deletes the key, `keep` writes nothing (a resent `done`).
+struct EffectOutcome {
+  enum class Op { keep, put, remove };
+  Op op = Op::keep;
+  Effect effect;
+  bool cleared = false;  // the request cleared the key (answered as state "cleared")
+};
+using DecideEffect = std::function<Result<EffectOutcome>(const Message& current,
+                                                         const std::optional<Effect>& existing)>;
+struct EffectParams {
+  std::string queue;
+  MessageId id = 0;
+  std::string key;
+  DecideEffect decide;
+};
+
+// ---- trial runs (issue 36) -------------------------------------------------------------------
+
+struct TrialStartItem {
+  std::optional<std::string> queue;  // none: the message's own, looked up by id (POST /dlq/trials)
+  MessageId id = 0;
+};
+struct TrialStarted {
+  Trial trial;
+  bool created = false;  // false: the message's open trial, answered again
+};
+// Per item, on its message (locked; null when there is none with that id in that queue) and the
+// message's open trial: the trial to start (id 0), or the open one to answer again. The first
+// error ends the call and nothing is written.
+using DecideTrialStart = std::function<Result<Trial>(std::size_t index, const Message* message,
+                                                     const std::optional<Trial>& open)>;
+struct TrialStartParams {
+  std::vector<TrialStartItem> items;
+  DecideTrialStart decide;
+  // The audit entry of what started (none: nothing to audit), written in the same transaction.
+  std::function<std::optional<AuditEntry>(const std::vector<TrialStarted>&)> audit;
+};
+
+// A trial as it must become, and the history entry its end appends to its message.
+struct TrialChange {
+  Trial next;
+  std::optional<AttemptRecord> entry;
+};
+// Answering a running trial: decided on the trial (locked) and its message.
+using DecideTrial = std::function<Result<TrialChange>(const Trial& current, const Message& message)>;
+struct TrialUpdateParams {
+  std::string queue;
+  MessageId id = 0;
+  long long trial_id = 0;
+  DecideTrial decide;
+};
+// The leader's sweep: open trials whose lease ran out at `now`, or pending since before
+// `pending_before`, each ended by `decide` (its message may be gone: purged meanwhile).
+struct TrialExpireParams {
+  TimeMs now = 0;
+  TimeMs pending_before = 0;
+  long long limit = 100;
+  std::function<TrialChange(const Trial& current, const Message* message)> decide;
 };
 
 // Acknowledgements and a claim, applied in one transaction (http-api B6, claim with `ack`).
@@ -168,6 +235,7 @@ struct MessageHistory {
   Message message;
   std::vector<AttemptRecord> attempts;  // the page, oldest first
   long long stored = 0;                 // entries stored in all (the attempt under way is not)
+  std::vector<Effect> effects{};        // every recorded side effect, by key
 };
 
 // An edited replay as the history keeps it: the payload it replaced, when, by whom, why.
@@ -239,6 +307,21 @@ class Store {
   // a worker's acknowledgements ride with its next claim.
   virtual awaitable<AckAndClaim> messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                         ClaimParams claim) = 0;
+  // Records, changes or clears one side effect of a message, with the message's row locked; the
+  // message's effect_count follows. A message not in `queue` is Errc::message_not_found.
+  virtual awaitable<Result<EffectOutcome>> effect_record(EffectParams p) = 0;
+  // A message's recorded side effects, by key.
+  virtual awaitable<std::vector<Effect>> effects_of(MessageId id) = 0;
+  // Starts trials (or answers the open ones), all decided before any is written, with the
+  // audit entry, in one transaction; a new trial wakes claims that asked for trials (NOTIFY).
+  virtual awaitable<Result<std::vector<TrialStarted>>> trials_start(TrialStartParams p) = 0;
+  // A trial of message `id` in `queue`; none when there is no such trial of that message.
+  virtual awaitable<std::optional<Trial>> trial_find(std::string queue, MessageId id,
+                                                     long long trial_id) = 0;
+  // Answers a trial under its lock: Errc::trial_not_found when it is not the message's.
+  virtual awaitable<Result<Trial>> trial_update(TrialUpdateParams p) = 0;
+  // Ends the trials that expired; returns them as they became.
+  virtual awaitable<std::vector<Trial>> trials_expire(TrialExpireParams p) = 0;
   // Applies `decide` to processing messages whose lease expired at or before `now`.
   virtual awaitable<std::vector<Message>> messages_reap_expired(ReapParams p) = 0;
   // The message and a page of its history in one read; none when the id is not in `queue`.

@@ -3,6 +3,8 @@
 // flag, tables that fit the terminal, Ctrl-C while following, a misspelt queue named, ages as
 // times, a queue's list filtered with its total, whoami, and ids and answers checked.
 #include <fstream>
+#include <future>
+#include <thread>
 #include <regex>
 
 #include <boost/test/unit_test.hpp>
@@ -426,6 +428,97 @@ BOOST_AUTO_TEST_CASE(non_numeric_id) {
       BOOST_TEST(r.err.find("must be a positive whole number") != std::string::npos);
     }
   }
+}
+
+// Side effects (issue 36): attempts lists them, a started one marked uncertain with what to do;
+// --resolve-effect is checked before sending and sent as resolve_effects.
+BOOST_AUTO_TEST_CASE(attempts_shows_effects_and_replay_resolves_them) {
+  std::string q = unique_name("ctleff");
+  auto id = enqueue(q, {{"payload", "x"}, {"max_retries", 1}, {"job_type", "charge"}});
+  auto& c = setup_client();
+  auto claimed = c.post("/queues/" + q + "/claim", json::object{}, admin_headers());
+  BOOST_REQUIRE_EQUAL(claimed.status, 200);
+  std::string lease(claimed.json().at("message").at("lease_id").as_string());
+  const std::string base = "/queues/" + q + "/messages/" + std::to_string(id);
+  BOOST_REQUIRE_EQUAL(c.post(base + "/effects", json::object{{"lease_id", lease}, {"key", "invoice"},
+                                                             {"state", "done"}, {"result", "1234"}},
+                             admin_headers()).status, 200);
+  BOOST_REQUIRE_EQUAL(c.post(base + "/effects", json::object{{"lease_id", lease}, {"key", "charge"},
+                                                             {"state", "started"},
+                                                             {"description", "charge the card"}},
+                             admin_headers()).status, 200);
+  BOOST_REQUIRE_EQUAL(c.post(base + "/fail", json::object{{"lease_id", lease}, {"error", "killed"}},
+                             admin_headers()).status, 200);
+
+  auto r = dlqctl({"attempts", q, std::to_string(id)});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("side effects:") != std::string::npos);
+  BOOST_TEST(r.out.find("started (uncertain)") != std::string::npos);
+  BOOST_TEST(r.out.find("charge the card") != std::string::npos);
+  BOOST_TEST(r.out.find("--resolve-effect KEY=done") != std::string::npos);
+
+  r = dlqctl({"replay", q, std::to_string(id), "--resolve-effect", "charge=maybe"});
+  REQUIRE_EXIT(r, 2);
+  BOOST_TEST(r.err.find("KEY=done or KEY=forget") != std::string::npos);
+  r = dlqctl({"replay", q, std::to_string(id), "--resolve-effect", "invoice=done"});
+  REQUIRE_EXIT(r, 1);  // done already: the server's 422 names the key
+  BOOST_TEST(r.err.find("resolve_effects.invoice") != std::string::npos);
+  r = dlqctl({"replay", q, std::to_string(id), "--resolve-effect", "charge=done", "--reason",
+              "charged: checked with the provider"});
+  REQUIRE_EXIT(r, 0);
+  r = dlqctl({"attempts", q, std::to_string(id)});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("started (uncertain)") == std::string::npos);
+  BOOST_TEST(r.out.find("done by ") != std::string::npos);
+}
+
+// trial (issue 36): starts a trial run; --wait follows it to its end (exit 0 succeeded, 1
+// failed) and prints what it would have caused; attempts shows its entry.
+BOOST_AUTO_TEST_CASE(trial_waits_for_the_worker) {
+  std::string q = unique_name("ctltrial");
+  auto id = make_dead(q, R"({"amount":10})", "charge");
+  const std::string sid = std::to_string(id);
+  auto r = dlqctl({"trial", q, sid, "--reason", "does it work now?"});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find(": pending") != std::string::npos);
+  BOOST_TEST(dlqctl({"trial", q, "x1"}).exit_code == 2);
+
+  // The worker: claims the trial, then answers while dlqctl waits.
+  auto& c = setup_client();
+  auto play = [&](const std::string& action, json::object answer) {
+    auto claimed = c.post("/queues/" + q + "/claim",
+                          json::object{{"trials", true}, {"job_types", {"charge"}}}, admin_headers());
+    BOOST_REQUIRE_EQUAL(claimed.status, 200);
+    auto m = claimed.json().at("message").as_object();
+    BOOST_REQUIRE(m.contains("trial_id"));
+    answer["lease_id"] = m.at("lease_id");
+    const std::string path = "/queues/" + q + "/messages/" + sid + "/trials/" +
+                             std::to_string(m.at("trial_id").as_int64()) + "/" + action;
+    return std::async(std::launch::async, [&c, path, answer] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(800));
+      return c.post(path, answer, admin_headers()).status;
+    });
+  };
+  auto answered = play("succeed", {{"would_effects", json::array{json::object{
+                                        {"key", "charge:1"}, {"description", "charge 10 EUR"}}}}});
+  r = dlqctl({"trial", q, sid, "--wait"});  // the open trial, followed
+  BOOST_TEST(answered.get() == 200);
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find(": succeeded") != std::string::npos);
+  BOOST_TEST(r.out.find("charge:1: charge 10 EUR") != std::string::npos);
+
+  REQUIRE_EXIT(dlqctl({"trial", q, sid}), 0);  // a new one
+  answered = play("fail", {{"error", "still declined"}});
+  r = dlqctl({"trial", q, sid, "--wait"});
+  BOOST_TEST(answered.get() == 200);
+  REQUIRE_EXIT(r, 1);
+  BOOST_TEST(r.out.find("failed") != std::string::npos);
+  BOOST_TEST(r.out.find("still declined") != std::string::npos);
+
+  r = dlqctl({"attempts", q, sid});
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("trial succeeded") != std::string::npos);
+  BOOST_TEST(r.out.find("trial failed") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -63,6 +63,7 @@ const RouteCase kRoutes[] = {
     {"POST", "/queues/acl/messages/1/succeed", "worker"},
     {"POST", "/queues/acl/messages/1/fail", "worker"},
     {"POST", "/queues/acl/messages/1/extend", "worker"},
+    {"POST", "/queues/acl/messages/1/effects", "worker"},
     {"POST", "/queues/acl/messages/1/release", "worker"},
     {"POST", "/queues/acl/messages/1/replay", "admin"},
     {"POST", "/queues/acl/messages/1/dismiss", "admin"},

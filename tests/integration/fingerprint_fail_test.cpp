@@ -108,9 +108,9 @@ BOOST_AUTO_TEST_CASE(the_masked_title_is_on_the_message_and_its_attempt) {
   BOOST_TEST(str(entry, "fingerprint") == fp);
   std::vector<std::string> keys;
   for (const auto& [k, v] : entry) keys.emplace_back(k);
-  BOOST_TEST((std::vector<std::string>(keys.end() - 6, keys.end()) ==
+  BOOST_TEST((std::vector<std::string>(keys.end() - 7, keys.end()) ==
               std::vector<std::string>{"count", "fingerprint", "title", "life", "replay_id",
-                                       "worker_version"}),
+                                       "worker_version", "trial"}),
              boost::test_tools::per_element());
   // The same cause with other values is the same fingerprint.
   auto second = claim_and_fail(c, q,

@@ -4,6 +4,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include "core/transitions.hpp"
+#include "core/trials.hpp"
 #include "store/connection.hpp"
 #include "store/store_fixture.hpp"
 
@@ -22,6 +23,16 @@ long long history_rows(const std::string& url, MessageId message) {
   store::Connection c(o);
   long long n = -1, id = message;
   c.session() << "SELECT COUNT(*) FROM attempts WHERE message_id = :id", soci::into(n),
+      soci::use(id, "id");
+  return n;
+}
+
+long long effect_rows(const std::string& url, MessageId message) {
+  store::ConnectionOptions o;
+  o.target = parse_database_url(url);
+  store::Connection c(o);
+  long long n = -1, id = message;
+  c.session() << "SELECT COUNT(*) FROM effects WHERE message_id = :id", soci::into(n),
       soci::use(id, "id");
   return n;
 }
@@ -172,6 +183,186 @@ BOOST_AUTO_TEST_CASE(purge_takes_the_oldest_first_up_to_its_limit) {
   BOOST_TEST(purge(r).total == 1);
   BOOST_TEST(!exists(newest));
   BOOST_TEST(r.audits == 2);
+}
+
+// Recorded side effects (issue 36): effect_count follows the rows under the message's lock, a
+// claim carries them, and a purge takes them with the message.
+BOOST_AUTO_TEST_CASE(effects_follow_their_message_and_go_with_it) {
+  Message m = insert("fx", "p", T);
+  auto claimed = claim("fx", T);
+  BOOST_REQUIRE_EQUAL(claimed.size(), 1u);
+  BOOST_TEST(claimed[0].effects.empty());
+  auto record = [&](const std::string& key, core::EffectCommand state, TimeMs at) {
+    store::EffectParams p;
+    p.queue = "fx";
+    p.id = m.id;
+    p.key = key;
+    core::EffectInput in;
+    in.lease_id = *claimed[0].lease_id;
+    in.key = key;
+    in.state = state;
+    in.result = state == core::EffectCommand::done ? std::optional<std::string>("r") : std::nullopt;
+    p.decide = [in, at](const Message& current, const std::optional<Effect>& existing) {
+      return core::record_effect(current, existing, in, 100, at);
+    };
+    return wait(store->effect_record(p));
+  };
+  BOOST_REQUIRE(record("a", core::EffectCommand::started, T + 1).has_value());
+  BOOST_REQUIRE(record("b", core::EffectCommand::started, T + 2).has_value());
+  BOOST_REQUIRE(record("b", core::EffectCommand::done, T + 3).has_value());
+  BOOST_REQUIRE(record("c", core::EffectCommand::started, T + 4).has_value());
+  BOOST_REQUIRE(record("c", core::EffectCommand::cleared, T + 5).has_value());
+  BOOST_TEST(wait(store->message_find("fx", m.id))->effect_count == 2);
+  auto effects = wait(store->effects_of(m.id));
+  BOOST_REQUIRE_EQUAL(effects.size(), 2u);
+  BOOST_TEST(effects[0].key == "a");
+  BOOST_TEST((effects[0].state == EffectState::started));
+  BOOST_TEST(effects[1].key == "b");
+  BOOST_TEST((effects[1].state == EffectState::done));
+  BOOST_TEST(*effects[1].result == "r");
+  BOOST_TEST(effects[1].recorded_at == T + 3);
+  auto missing = [&] {
+    store::EffectParams p;
+    p.queue = "other";
+    p.id = m.id;
+    p.key = "a";
+    p.decide = [](const Message&, const std::optional<Effect>&) {
+      return Result<store::EffectOutcome>(store::EffectOutcome{});
+    };
+    return wait(store->effect_record(p));
+  }();
+  BOOST_TEST(!missing.has_value());
+
+  // Released and claimed again: the claim carries both.
+  store::UpdateParams release;
+  release.queue = "fx";
+  release.id = m.id;
+  release.decide = [lease = *claimed[0].lease_id](const Message& current, const store::Related& r) {
+    return core::release(current, r, lease, std::nullopt, T + 6);
+  };
+  BOOST_REQUIRE(wait(store->message_update(release)).has_value());
+  auto again = claim("fx", T + 7);
+  BOOST_REQUIRE_EQUAL(again.size(), 1u);
+  BOOST_TEST(again[0].effects.size() == 2u);
+
+  store::UpdateParams done;
+  done.queue = "fx";
+  done.id = m.id;
+  done.decide = [lease = *again[0].lease_id](const Message& current, const store::Related&) {
+    return core::succeed(current, lease, T + 8);
+  };
+  BOOST_REQUIRE(wait(store->message_update(done)).has_value());
+  BOOST_REQUIRE_EQUAL(effect_rows(url, m.id), 2);
+  RecordingPurge r(T + 1000);
+  BOOST_TEST(purge(r).total == 1);
+  BOOST_TEST(effect_rows(url, m.id) == 0);
+}
+
+// Trial runs (issue 36): started under the message's lock (one open per message, decided before
+// anything is written), claimed by a claim that asks, answered under the trial's lock with one
+// history entry, expired by the sweep, and purged with their message.
+BOOST_AUTO_TEST_CASE(trials_start_claim_answer_expire_and_go_with_their_message) {
+  Message m = dead_message_at("tr", "dead for a trial", T + 100);
+  Message alive = insert("tr", "pending", T);
+  auto start = [&](std::vector<store::TrialStartItem> items) {
+    store::TrialStartParams p;
+    p.items = std::move(items);
+    p.decide = [](std::size_t, const Message* msg, const std::optional<Trial>& open) -> Result<Trial> {
+      if (!msg) return Error(Errc::message_not_found, "none");
+      if (msg->status != Status::dead) return Error(Errc::invalid_state, "not dead");
+      if (open) return *open;
+      Trial t;
+      t.message_id = msg->id;
+      t.queue = msg->queue;
+      t.job_type = "charge";
+      t.created_at = T + 200;
+      return t;
+    };
+    p.audit = [](const std::vector<store::TrialStarted>&) { return std::optional<AuditEntry>(); };
+    return wait(store->trials_start(std::move(p)));
+  };
+  // One refusal starts nothing.
+  auto refused = start({{std::string("tr"), m.id}, {std::string("tr"), alive.id}});
+  BOOST_TEST(!refused.has_value());
+  BOOST_TEST(wait(store->trial_find("tr", m.id, 1)).has_value() == false);
+  auto started = start({{std::nullopt, m.id}});
+  BOOST_REQUIRE(started.has_value());
+  BOOST_REQUIRE(started->at(0).created);
+  const long long id = started->at(0).trial.id;
+  auto again = start({{std::string("tr"), m.id}});
+  BOOST_REQUIRE(again.has_value());
+  BOOST_TEST(!again->at(0).created);
+  BOOST_TEST(again->at(0).trial.id == id);
+  BOOST_TEST(!wait(store->trial_find("other", m.id, id)).has_value());
+
+  // A plain claim never takes it; one that asks for trials of its type does.
+  store::ClaimParams plain;
+  plain.queue = "tr";
+  plain.now = T + 300;
+  plain.max = 5;
+  plain.lease_expires_at = T + 30300;
+  plain.lease_token = "tok";
+  auto ordinary = wait(store->messages_claim(plain));
+  BOOST_REQUIRE_EQUAL(ordinary.size(), 1u);
+  BOOST_TEST(ordinary[0].id == alive.id);
+  store::ClaimParams trials = plain;
+  trials.trials = true;
+  trials.job_types = {"charge"};
+  trials.lease_token = "tt";
+  auto taken = wait(store->messages_claim(trials));
+  BOOST_REQUIRE_EQUAL(taken.size(), 1u);
+  BOOST_TEST(taken[0].id == m.id);
+  BOOST_TEST(*taken[0].trial_id == id);
+  BOOST_TEST(*taken[0].lease_id == "tt-t" + std::to_string(id));
+  BOOST_TEST((taken[0].status == Status::dead));
+
+  store::TrialUpdateParams answer;
+  answer.queue = "tr";
+  answer.id = m.id;
+  answer.trial_id = id;
+  answer.decide = [](const Trial& t, const Message& msg) -> Result<store::TrialChange> {
+    store::TrialChange c{t, std::nullopt};
+    c.next.status = TrialStatus::succeeded;
+    c.next.finished_at = T + 400;
+    c.next.would_effects = {{"k", std::string("d")}};
+    c.entry = core::trial_entry(c.next, msg);
+    return c;
+  };
+  auto answered = wait(store->trial_update(answer));
+  BOOST_REQUIRE(answered.has_value());
+  BOOST_TEST(answered->would_effects.size() == 1u);
+  auto history = wait(store->message_history("tr", m.id));
+  BOOST_REQUIRE(history.has_value());
+  BOOST_TEST((history->attempts.back().outcome == AttemptOutcome::trial));
+  BOOST_TEST(history->attempts.back().trial->find("\"succeeded\"") != std::string::npos);
+  answer.trial_id = id + 1000;
+  BOOST_TEST(!wait(store->trial_update(answer)).has_value());
+
+  // A second trial nobody claims: the sweep ends it.
+  auto second = start({{std::string("tr"), m.id}});
+  BOOST_REQUIRE(second.has_value() && second->at(0).created);
+  store::TrialExpireParams sweep;
+  sweep.now = T + 500;
+  sweep.pending_before = T + 100;  // created at T + 200: not yet
+  sweep.decide = [](const Trial& t, const Message* msg) { return core::expire_trial(t, msg, T + 500); };
+  BOOST_TEST(wait(store->trials_expire(sweep)).empty());
+  sweep.pending_before = T + 250;
+  auto expired = wait(store->trials_expire(sweep));
+  BOOST_REQUIRE_EQUAL(expired.size(), 1u);
+  BOOST_TEST((expired[0].status == TrialStatus::expired));
+
+  // Purged with its message.
+  store::PurgeParams purge;
+  purge.status = Status::dead;
+  purge.before = T + 100000;
+  purge.audit = [](const std::vector<std::pair<std::string, long long>>&) {
+    AuditEntry e;
+    e.at = T;
+    e.action = "purge";
+    return e;
+  };
+  BOOST_TEST(wait(store->messages_purge(purge)).total >= 1);
+  BOOST_TEST(!wait(store->trial_find("tr", m.id, id)).has_value());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

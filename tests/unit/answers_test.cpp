@@ -44,7 +44,7 @@ Message dead_message(MessageId id) {
 }
 
 // The preview's text as it was written before it was built as values: the first five members
-// serialized, and the sample's members spliced in from the message list's text.
+// (and the uncertain effects) serialized, and the sample's members spliced in from the message list's text.
 std::string spliced_preview(const core::BatchPreviewView& p, const core::Redactor& redactor) {
   json::object by_type;
   for (const auto& [job_type, count] : p.by_job_type) by_type[job_type.value_or("(none)")] = count;
@@ -55,6 +55,9 @@ std::string spliced_preview(const core::BatchPreviewView& p, const core::Redacto
   o["matched"] = p.matched;
   o["by_job_type"] = std::move(by_type);
   o["needs_acknowledgement"] = std::move(needs);
+  json::array uncertain;
+  for (auto id : p.uncertain_ids) uncertain.emplace_back(id);
+  o["uncertain_effects"] = json::object{{"count", p.uncertain_count}, {"ids", std::move(uncertain)}};
   o["confirm_token"] = p.confirm_token;
   o["expires_at"] = format_rfc3339(p.expires_at);
   std::string head = json::serialize(o);
@@ -111,7 +114,8 @@ BOOST_AUTO_TEST_CASE(a_preview_keeps_its_members_their_order_and_its_bytes) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : o) keys.emplace_back(k);
   BOOST_TEST(keys == (std::vector<std::string>{"matched", "by_job_type", "needs_acknowledgement",
-                                               "confirm_token", "expires_at", "sample"}),
+                                               "uncertain_effects", "confirm_token", "expires_at",
+                                               "sample"}),
              boost::test_tools::per_element());
   BOOST_TEST(json::serialize(o) == spliced_preview(p, redactor));
   // Redacted as people see it.
@@ -124,7 +128,8 @@ BOOST_AUTO_TEST_CASE(a_preview_keeps_its_members_their_order_and_its_bytes) {
   empty.confirm_token = "t";
   BOOST_TEST(json::serialize(preview_json(empty, redactor)) == spliced_preview(empty, redactor));
   BOOST_TEST(json::serialize(preview_json(empty, redactor)) ==
-             R"({"matched":0,"by_job_type":{},"needs_acknowledgement":[],"confirm_token":"t",)"
+             R"({"matched":0,"by_job_type":{},"needs_acknowledgement":[],)"
+             R"("uncertain_effects":{"count":0,"ids":[]},"confirm_token":"t",)"
              R"("expires_at":"1970-01-01T00:00:00.000Z","sample":[]})");
 }
 

@@ -55,7 +55,7 @@ BOOST_AUTO_TEST_CASE(message_text_has_the_contract_keys_in_order) {
                          "job_type", "idempotency_key", "error_class", "dead_reason", "checkpoint",
                          "lease_expiries", "attempts", "first_attempt_at", "last_attempt_at",
                          "dead_at", "replay_count", "lease_expires_at", "fingerprint", "title",
-                         "lease_id"}),
+                         "lease_id", "effects"}),
              boost::test_tools::per_element());
   BOOST_TEST(owner.at("id").as_int64() == 123456789012345LL);
   BOOST_TEST(owner.at("payload").as_string() == m.payload);

@@ -2,6 +2,7 @@
 
 #include "core/incident_backfill.hpp"
 #include "core/transitions.hpp"
+#include "core/trials.hpp"
 #include "core/versions.hpp"
 #include "model/fingerprint.hpp"
 
@@ -469,6 +470,164 @@ BOOST_AUTO_TEST_CASE(payload_versions_page_through_the_edits) {
   auto single = versions_page(never, {0, 20});
   BOOST_REQUIRE_EQUAL(single.versions.size(), 1u);
   BOOST_TEST(single.versions[0].payload == "v3");
+}
+
+// Recorded side effects (issue 36): what each state does to a new, started or done key.
+BOOST_AUTO_TEST_CASE(record_effect_rules) {
+  Message m = processing(1);  // attempt 2
+  auto input = [](const char* key, EffectCommand state, std::optional<std::string> result = {}) {
+    EffectInput in;
+    in.lease_id = "lease-7";
+    in.key = key;
+    in.state = state;
+    in.result = std::move(result);
+    return in;
+  };
+  auto started = record_effect(m, std::nullopt, input("k", EffectCommand::started), 100, kNow);
+  BOOST_REQUIRE(started.has_value());
+  BOOST_TEST((started->op == store::EffectOutcome::Op::put));
+  BOOST_TEST((started->effect.state == EffectState::started));
+  BOOST_TEST(started->effect.attempt == 2);
+  BOOST_TEST(started->effect.recorded_at == kNow);
+
+  Effect held{"k", EffectState::started, std::string("charge"), std::nullopt, 1, kNow - 5, {}};
+  auto done = record_effect(m, held, input("k", EffectCommand::done, "42"), 100, kNow);
+  BOOST_REQUIRE(done.has_value());
+  BOOST_TEST((done->effect.state == EffectState::done));
+  BOOST_TEST(*done->effect.description == "charge");  // kept from started
+  BOOST_TEST(*done->effect.result == "42");
+
+  Effect finished{"k", EffectState::done, std::nullopt, std::string("42"), 1, kNow - 5, {}};
+  auto resent = record_effect(m, finished, input("k", EffectCommand::done, "42"), 100, kNow);
+  BOOST_REQUIRE(resent.has_value());
+  BOOST_TEST((resent->op == store::EffectOutcome::Op::keep));
+  BOOST_TEST(resent->effect.recorded_at == kNow - 5);
+  for (auto state : {EffectCommand::started, EffectCommand::cleared}) {
+    auto refused = record_effect(m, finished, input("k", state), 100, kNow);
+    BOOST_REQUIRE(!refused.has_value());
+    BOOST_TEST((refused.error().code == Errc::invalid_state));
+  }
+  auto other = record_effect(m, finished, input("k", EffectCommand::done, "43"), 100, kNow);
+  BOOST_TEST(!other.has_value());
+
+  auto cleared = record_effect(m, held, input("k", EffectCommand::cleared), 100, kNow);
+  BOOST_REQUIRE(cleared.has_value());
+  BOOST_TEST((cleared->op == store::EffectOutcome::Op::remove));
+  BOOST_TEST(cleared->cleared);
+  auto absent = record_effect(m, std::nullopt, input("k", EffectCommand::cleared), 100, kNow);
+  BOOST_REQUIRE(absent.has_value());
+  BOOST_TEST((absent->op == store::EffectOutcome::Op::keep));
+
+  m.effect_count = 2;
+  auto full = record_effect(m, std::nullopt, input("new", EffectCommand::started), 2, kNow);
+  BOOST_REQUIRE(!full.has_value());
+  BOOST_TEST((full.error().code == Errc::validation_failed));
+  BOOST_TEST(full.error().fields.at(0).code == "limit");
+  BOOST_TEST(record_effect(m, held, input("k", EffectCommand::done), 2, kNow).has_value());
+
+  auto stale = input("k", EffectCommand::started);
+  stale.lease_id = "someone-else";
+  auto lost = record_effect(m, std::nullopt, stale, 100, kNow);
+  BOOST_REQUIRE(!lost.has_value());
+  BOOST_TEST((lost.error().code == Errc::lease_lost));
+}
+
+// A replay resolves started effects: done (by the actor) or forget (deleted, effect_count down);
+// a key that is not a started effect is a validation error before the state's checks.
+BOOST_AUTO_TEST_CASE(replay_resolves_started_effects) {
+  Message m = processing();
+  m.status = Status::dead;
+  m.lease_id.reset();
+  m.effect_count = 2;
+  store::Related related;
+  related.effects = {{"a", EffectState::started, {}, {}, 1, kNow, {}},
+                     {"b", EffectState::done, {}, std::string("1"), 1, kNow, {}}};
+  ReplayInput in;
+  in.actor = "ann";
+  in.resolve_effects = {{"a", false}};
+  auto forget = replay(m, related, in, kNow);
+  BOOST_REQUIRE(forget.has_value());
+  BOOST_REQUIRE_EQUAL(forget->resolutions.size(), 1u);
+  BOOST_TEST(!forget->resolutions[0].done);
+  BOOST_TEST(*forget->resolutions[0].actor == "ann");
+  BOOST_TEST(forget->next.effect_count == 1);
+  in.resolve_effects = {{"a", true}};
+  auto done = replay(m, related, in, kNow);
+  BOOST_REQUIRE(done.has_value());
+  BOOST_TEST(done->resolutions[0].done);
+  BOOST_TEST(done->next.effect_count == 2);
+
+  in.resolve_effects = {{"b", true}, {"zz", false}};
+  m.status = Status::pending;  // the 422 comes before the state's 409
+  auto refused = replay(m, related, in, kNow);
+  BOOST_REQUIRE(!refused.has_value());
+  BOOST_TEST((refused.error().code == Errc::validation_failed));
+  BOOST_REQUIRE_EQUAL(refused.error().fields.size(), 2u);
+  BOOST_TEST(refused.error().fields[0].field == "resolve_effects.b");
+  BOOST_TEST(refused.error().fields[1].field == "resolve_effects.zz");
+}
+
+// Trial runs (issue 36): only a dead message with a job type; an open trial is answered again;
+// answers need the running trial's lease; the end makes one `trial` entry and nothing else.
+BOOST_AUTO_TEST_CASE(trial_rules) {
+  Message m = processing();
+  m.status = Status::dead;
+  m.lease_id.reset();
+  m.attempts = 3;
+  TrialStartInput in;
+  in.reason = "why";
+  auto no_type = decide_trial_start(m, std::nullopt, in, std::nullopt, std::string("ann"), kNow);
+  BOOST_REQUIRE(!no_type.has_value());
+  BOOST_TEST((no_type.error().code == Errc::invalid_state));
+  m.job_type = "charge";
+  auto t = decide_trial_start(m, std::nullopt, in, std::string("edited"), std::string("ann"), kNow);
+  BOOST_REQUIRE(t.has_value());
+  BOOST_TEST((t->status == TrialStatus::pending));
+  BOOST_TEST(t->job_type == "charge");
+  BOOST_TEST(*t->payload == "edited");
+  Trial open = *t;
+  open.id = 9;
+  auto again = decide_trial_start(m, open, in, std::nullopt, std::nullopt, kNow + 1);
+  BOOST_REQUIRE(again.has_value());
+  BOOST_TEST(again->id == 9);
+
+  open.status = TrialStatus::running;
+  open.lease_id = "L-t9";
+  open.claimed_at = kNow + 5;
+  open.worker = "w";
+  TrialAnswer a;
+  a.kind = TrialAnswer::Kind::succeed;
+  a.lease_id = "other";
+  auto lost = answer_trial(open, m, a, kNow + 10);
+  BOOST_REQUIRE(!lost.has_value());
+  BOOST_TEST((lost.error().code == Errc::lease_lost));
+  a.lease_id = "L-t9";
+  a.would_effects = {{"charge:1", std::string("10 EUR")}};
+  auto done = answer_trial(open, m, a, kNow + 10);
+  BOOST_REQUIRE(done.has_value());
+  BOOST_TEST((done->next.status == TrialStatus::succeeded));
+  BOOST_REQUIRE(done->entry.has_value());
+  BOOST_TEST((done->entry->outcome == AttemptOutcome::trial));
+  BOOST_TEST(done->entry->attempt == 3);
+  BOOST_TEST(*done->entry->actor == "ann");
+  BOOST_TEST(*done->entry->trial ==
+             R"({"trial_id":9,"status":"succeeded","would_effects":[{"key":"charge:1","description":"10 EUR"}]})");
+  a.kind = TrialAnswer::Kind::extend;
+  a.lease_until = kNow + 99;
+  auto extended = answer_trial(open, m, a, kNow + 10);
+  BOOST_REQUIRE(extended.has_value());
+  BOOST_TEST(!extended->entry.has_value());
+  BOOST_TEST(*extended->next.lease_expires_at == kNow + 99);
+  auto ended = done->next;
+  BOOST_TEST(!answer_trial(ended, m, a, kNow + 11).has_value());  // no longer running
+
+  auto expired = expire_trial(open, &m, kNow + 20);
+  BOOST_TEST((expired.next.status == TrialStatus::expired));
+  BOOST_TEST(expired.next.error->find("lease ran out") != std::string::npos);
+  Trial pending = *t;
+  auto unclaimed = expire_trial(pending, nullptr, kNow + 20);
+  BOOST_TEST(unclaimed.next.error->find("no worker claimed it") != std::string::npos);
+  BOOST_TEST(!unclaimed.entry.has_value());  // its message is gone: no entry to write
 }
 
 BOOST_AUTO_TEST_SUITE_END()
