@@ -48,8 +48,12 @@ export class NetworkError extends Error {
   constructor(path, cause) { super(`no answer for ${path}`); this.path = path; this.cause = cause; }
 }
 
-/** api('GET', '/dlq', {query: {...}}) -> parsed JSON; throws ApiError / NetworkError. */
-export async function api(method, path, { query, body, timeoutMs = 15000 } = {}) {
+/**
+ * api('GET', '/dlq', {query: {...}}) -> parsed JSON; throws ApiError / NetworkError. With `full`,
+ * {status, data}: for the routes whose 200 and 201 say different things (a trial started, or the
+ * open one answered again).
+ */
+export async function api(method, path, { query, body, timeoutMs = 15000, full = false } = {}) {
   const url = new URL(path, window.location.origin);
   for (const [k, v] of Object.entries(query || {})) {
     if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v));
@@ -81,7 +85,7 @@ export async function api(method, path, { query, body, timeoutMs = 15000 } = {})
     err.sentToken = Boolean(token);
     throw err;
   }
-  return data;
+  return full ? { status: res.status, data } : data;
 }
 
 /** What went wrong and what to do, in words: {title, what, todo, detail, fields, focusToken}. */
@@ -107,7 +111,7 @@ export function explain(err) {
     }
     case 403:
       return { ...base, title: '403 — Your token is not allowed to do this',
-        what: 'The token is valid, but it does not have the role this needs. Looking at queues and dead letters needs the reader role; replaying, dismissing, muting incidents, batch runs and the audit log need the admin role.',
+        what: 'The token is valid, but it does not have the role this needs. Looking at queues and dead letters needs the reader role; replaying, trial runs, dismissing, muting incidents, batch runs and the audit log need the admin role.',
         todo: 'Use a token with the admin role (enter it at the top of the page), or ask an administrator to do this.' };
     case 409: {
       const why = {

@@ -173,11 +173,13 @@ function renderBar(bar, filter, page, typed) {
   const ids = [...selection.keys()].sort((a, b) => a - b);
   const refresh = () => navigate('/dlq', Object.fromEntries(new URLSearchParams(window.location.hash.split('?')[1] || '').entries()));
   const done = () => { selection.clear(); refresh(); };
+  // The queue of a selected message, or of one on this page (the dialogs link uncertain ids).
+  const queueOf = (id) => selection.get(id)?.queue || page.messages.find((m) => m.id === id)?.queue;
   const matching = (dialog, verb) => () => {
     const wanted = typed();
     if (!wanted) return;
     const described = describeFilter(wanted);
-    dialog({ filter: wanted, onDone: done,
+    dialog({ filter: wanted, onDone: done, queueOf,
       title: described ? `${verb} dead letters where ${described}` : `${verb} every dead letter in every queue`,
       describe: described ? `every dead letter where ${described}` : 'every dead letter in every queue' });
   };
@@ -185,9 +187,9 @@ function renderBar(bar, filter, page, typed) {
   append(bar, [
     h('span', { id: 'selection-count', 'aria-live': 'polite' }, n ? `${n} selected` : 'None selected'),
     ...adminOnly(h('button', { type: 'button', id: 'replay-selected', disabled: !n,
-      onclick: () => batchReplayDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Replay selected…'),
+      onclick: () => batchReplayDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done, queueOf }) }, 'Replay selected…'),
     h('button', { type: 'button', id: 'dismiss-selected', disabled: !n,
-      onclick: () => batchDismissDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done }) }, 'Dismiss selected…'),
+      onclick: () => batchDismissDialog({ filter: { ids }, describe: `${n} selected message${n === 1 ? '' : 's'}`, onDone: done, queueOf }) }, 'Dismiss selected…'),
     h('button', { type: 'button', id: 'replay-matching', disabled: !page.messages.length,
       onclick: matching(batchReplayDialog, 'Replay') }, 'Replay all matching…'),
     h('button', { type: 'button', id: 'dismiss-matching', disabled: !page.messages.length,

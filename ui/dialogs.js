@@ -3,6 +3,7 @@
 import { h, field, select, badge, truncate, timeEl, fmtTime, localToIso, revealed, prettyPayload } from './dom.js';
 import { api, ApiError } from './api.js';
 import { problemBox, navigate, showOk } from './app.js';
+import { trialOneBox, trialSampleBox } from './trials.js';
 
 export const ERROR_CLASSES = ['transient', 'throttled', 'timeout', 'not_found', 'invalid_input', 'auth', 'unknown', 'uncertain_effect'];
 export const DEAD_REASONS = ['retries_exhausted', 'non_retryable', 'retry_window_exceeded', 'lease_expired'];
@@ -44,6 +45,43 @@ function sampleTable(sample) {
 
 function actionRow(...buttons) { return h('div', { class: 'dialog-actions' }, buttons); }
 
+// The uncertain ids the warning links (the preview gives the first 100).
+const UNCERTAIN_SHOWN = 10;
+
+/**
+ * The preview's `uncertain_effects` in words: matched messages holding a started effect, which a
+ * batch cannot resolve. Each id links its message page where its queue is known (the filter's
+ * queue, the caller's `queueOf`, the sample); the others are listed as ids.
+ */
+function uncertainWarning(pv, { id, kind, filter, queueOf, dlg }) {
+  const u = pv.uncertain_effects;
+  if (!u || !u.count) return null;
+  const n = u.count;
+  const one = n === 1;
+  const queueFor = (mid) => (typeof filter.queue === 'string' && filter.queue) || queueOf?.(mid)
+    || (pv.sample || []).find((s) => s.id === mid)?.queue || '';
+  const shown = (u.ids || []).slice(0, UNCERTAIN_SHOWN);
+  let unlinked = 0;
+  const ids = shown.map((mid, i) => {
+    const q = queueFor(mid);
+    if (!q) unlinked += 1;
+    return [i ? ', ' : '', q
+      ? h('a', { href: `#/m/${encodeURIComponent(q)}/${mid}`, class: 'uncertain-link', 'data-id': mid, onclick: () => dlg.close() }, `#${mid}`)
+      : h('span', { 'data-id': mid }, `#${mid}`)];
+  });
+  const more = n - shown.length;
+  const what = kind === 'replay'
+    ? [`: ${one ? 'its worker' : 'their workers'} will fail ${one ? 'it' : 'them'} as uncertain_effect unless a handler checks. `,
+      `Replay ${one ? 'it on its own' : 'them one by one'} to resolve it`]
+    : [`. Dismissing leaves ${one ? 'it' : 'them'} unresolved: find out outside dlq whether ${one ? 'it' : 'each'} happened. `,
+      `To resolve it, replay ${one ? 'it on its own' : 'them one by one'} instead`];
+  return h('div', { class: 'warning', id, role: 'note' },
+    h('strong', null, 'Uncertain side effects: '),
+    `${n} of the matched messages ${one ? 'has' : 'have'} a side effect that may have happened (a started effect)`, what,
+    `: ${one ? 'id' : 'ids'} `, ids, more > 0 ? ` and ${more} more` : '', '.',
+    unlinked ? ` (${unlinked === 1 ? 'The id without a link is' : 'Ids without a link are'} in a queue this page does not know: find ${unlinked === 1 ? 'it' : 'them'} in the dead-letter list.)` : '');
+}
+
 // Names from the server in a sentence: each isolated and revealed, separated by commas.
 function listed(names) {
   return names.map((name, i) => [i ? ', ' : '', revealed(name)]);
@@ -73,7 +111,7 @@ async function previewStep(kind, filter, dlg, body) {
 }
 
 /** Batch replay: preview, then a confirmation naming the job types, then the run's page. */
-export function batchReplayDialog({ filter, describe, title }) {
+export function batchReplayDialog({ filter, describe, title, queueOf }) {
   const { dlg, body } = openDialog('batch-replay-dialog', title || 'Replay dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', null, 'Replaying ', revealed(describe), '.'), h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
@@ -87,6 +125,9 @@ export function batchReplayDialog({ filter, describe, title }) {
     const ack = needs.length ? h('input', { type: 'checkbox', name: 'acknowledge_side_effects', id: 'br-ack', required: true }) : null;
     const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
     const submit = h('button', { type: 'submit', class: 'primary danger', id: 'br-confirm' }, `Replay ${pv.matched} message${pv.matched === 1 ? '' : 's'}`);
+    // "Try the sample": trials of the sample's messages, before the confirmation; the preview stays as it is.
+    const trials = trialSampleBox(pv.sample, { reason: () => reason.value.trim(), alive: () => dlg.open && trials.box.isConnected });
+    dlg.addEventListener('close', trials.stop);
     const form = h('form', { class: 'dialog-form', id: 'batch-replay-form', novalidate: true },
       h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: `, revealed(describe), '.'),
       jobTypesTable(pv.by_job_type),
@@ -95,6 +136,7 @@ export function batchReplayDialog({ filter, describe, title }) {
         h('strong', null, 'Side effects: '),
         'this runs these jobs again — job types ', listJobTypes(pv.by_job_type),
         '. Whatever they do outside dlq (send email, charge a card, call a webhook) will happen again for each message.'),
+      uncertainWarning(pv, { id: 'br-uncertain', kind: 'replay', filter, queueOf, dlg }),
       ack ? h('div', { class: 'ack' }, ack, h('label', { for: 'br-ack', id: 'br-ack-label' },
         'I understand that ', listed(needs), ` ${needs.length === 1 ? 'is' : 'are'} not idempotent: replaying can repeat ${needs.length === 1 ? 'its' : 'their'} side effects (for example charge or email twice).`)) : null,
       field('Reason (recorded in the audit log)', reason),
@@ -103,6 +145,7 @@ export function batchReplayDialog({ filter, describe, title }) {
         field('Rate (messages per second)', rate, '0.1 – 1000; capped per job type by the server')),
       h('div', { class: 'check' }, keepOrder, h('label', { for: 'br-keep-order' }, 'Keep the original order (oldest dead first)')),
       h('p', { class: 'muted' }, 'Preview valid until ', timeEl(pv.expires_at, { utc: true }), '.'),
+      pv.sample && pv.sample.length ? trials.box : null,
       err,
       actionRow(submit, h('button', { type: 'button', id: 'br-cancel', onclick: () => dlg.close() }, 'Cancel')));
     form.addEventListener('submit', async (ev) => {
@@ -126,7 +169,7 @@ export function batchReplayDialog({ filter, describe, title }) {
       } catch (e) {
         submit.disabled = false;
         const again = e instanceof ApiError && e.slug === 'preview-stale'
-          ? h('button', { type: 'button', id: 'br-repreview', onclick: preview }, 'Preview again') : null;
+          ? h('button', { type: 'button', id: 'br-repreview', onclick: () => { trials.stop(); preview(); } }, 'Preview again') : null;
         err.replaceChildren(problemBox(e, again));
       }
     });
@@ -137,7 +180,7 @@ export function batchReplayDialog({ filter, describe, title }) {
 }
 
 /** Batch dismiss: preview, reason, confirm. */
-export function batchDismissDialog({ filter, describe, onDone, title }) {
+export function batchDismissDialog({ filter, describe, onDone, title, queueOf }) {
   const { dlg, body } = openDialog('batch-dismiss-dialog', title || 'Dismiss dead letters');
   const preview = async () => {
     body.replaceChildren(h('p', { class: 'muted', 'aria-live': 'polite' }, 'Previewing…'));
@@ -150,6 +193,7 @@ export function batchDismissDialog({ filter, describe, onDone, title }) {
       h('p', { id: 'preview-matched', class: 'big' }, h('strong', null, String(pv.matched)), ` dead letter${pv.matched === 1 ? '' : 's'} match: `, revealed(describe), '.'),
       jobTypesTable(pv.by_job_type), sampleTable(pv.sample),
       h('p', { class: 'warning' }, 'Dismissed messages are marked "won\'t fix": they leave the dead-letter list and are not run again (a dismissed message can still be replayed with force).'),
+      uncertainWarning(pv, { id: 'bd-uncertain', kind: 'dismiss', filter, queueOf, dlg }),
       field('Reason (required, recorded with each message and in the audit log)', reason),
       err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
     form.addEventListener('submit', async (ev) => {
@@ -190,10 +234,82 @@ function checkedAsJson(stored, edited) {
   try { const v = JSON.parse(stored); return v !== null && typeof v === 'object'; } catch { return false; }
 }
 
-/** Replay one message: reason, optional edited payload (masks kept), schedule, force. */
-export function replayOneDialog(m, onDone) {
+const RESOLVE = [
+  ['leave', 'Leave as is'],
+  ['done', 'It happened: mark done'],
+  ['forget', 'It did not happen: run it again'],
+];
+
+// What the replay does with each effect, as the choices stand.
+function resolveSaid(key, how) {
+  if (how === 'done') return [revealed(key), ': marked done (by you) — the worker skips it.'];
+  if (how === 'forget') return [revealed(key), ': forgotten — the worker runs it again.'];
+  return [revealed(key), ': stays started — the worker fails the message as uncertain_effect (not retried) unless its handler checks whether it happened.'];
+}
+
+/**
+ * The uncertain (started) effects of a dead or dismissed message, each with a choice: leave it
+ * (nothing sent), mark it done, or forget it (resolve_effects). `chosen()` is what to send ({} for
+ * none), `said()` the decisions in words, `showProblem(err)` a 422's resolve_effects.* fields
+ * under the list.
+ */
+function effectChoices(effects) {
+  const uncertain = effects.filter((e) => e.state === 'started');
+  const doneKeys = effects.filter((e) => e.state === 'done').map((e) => e.key);
+  if (!uncertain.length) {
+    return { box: doneKeys.length ? h('p', { class: 'muted', id: 'r-effects-done' }, 'Side effects recorded done (', listed(doneKeys), ') stay done: the worker skips them.') : null,
+      chosen: () => ({}), said: () => [], showProblem: () => {}, clear: () => {} };
+  }
+  const groups = uncertain.map((e, i) => {
+    const name = `r-eff-${i}`;
+    const radios = RESOLVE.map(([v, label]) => {
+      const input = h('input', { type: 'radio', name, id: `${name}-${v}`, value: v, 'data-key': e.key, checked: v === 'leave' });
+      return h('div', { class: 'check' }, input, h('label', { for: input.id }, label));
+    });
+    return h('fieldset', { class: 'effect-choice', 'data-key': e.key },
+      h('legend', null, h('code', null, revealed(e.key))),
+      h('p', { class: 'effect-what' }, e.description ? [revealed(e.description), ' — '] : null,
+        `started in attempt ${e.attempt}, `, timeEl(e.recorded_at, { utc: true }), ', never recorded done.'),
+      radios);
+  });
+  const choice = (i) => groups[i].querySelector('input:checked')?.value || 'leave';
+  const saidList = h('ul', { class: 'effects-said', id: 'r-effects-said', 'aria-live': 'polite' });
+  const problem = h('div', { id: 'r-effects-error', 'aria-live': 'assertive' });
+  const update = () => saidList.replaceChildren(...uncertain.map((e, i) => h('li', { 'data-key': e.key }, resolveSaid(e.key, choice(i)))));
+  const box = h('fieldset', { class: 'choices effects', id: 'r-effects' },
+    h('legend', null, `Side effects that may have happened (${uncertain.length})`),
+    h('p', { class: 'muted' }, `${uncertain.length === 1 ? 'This was' : 'These were'} started and never recorded done: find out outside dlq whether ${uncertain.length === 1 ? 'it' : 'each'} happened, then say so here.`,
+      doneKeys.length ? [' Effects recorded done (', listed(doneKeys), ') stay done: the worker skips them.'] : null),
+    groups,
+    h('p', { class: 'label' }, 'What the replay does with them:'), saidList, problem);
+  box.addEventListener('change', () => { update(); problem.replaceChildren(); });
+  update();
+  return {
+    box,
+    chosen: () => Object.fromEntries(uncertain.map((e, i) => [e.key, choice(i)]).filter(([, v]) => v !== 'leave')),
+    // Counts, not keys: the notice is plain text, and a key may hold bidi controls.
+    said: () => {
+      const n = (how) => uncertain.filter((e, i) => choice(i) === how).length;
+      const effect = (k) => `${k} side effect${k === 1 ? '' : 's'}`;
+      return [n('done') ? `${effect(n('done'))} marked done` : '', n('forget') ? `${effect(n('forget'))} forgotten (run again)` : ''].filter(Boolean);
+    },
+    clear: () => problem.replaceChildren(),
+    // The server names each refused key: resolve_effects.<key> (or resolve_effects itself).
+    showProblem: (err) => {
+      const fields = (err instanceof ApiError && err.status === 422 ? err.problem?.errors || [] : [])
+        .filter((f) => typeof f.field === 'string' && /^resolve_effects(\.|$)/.test(f.field));
+      if (!fields.length) return;
+      problem.replaceChildren(h('ul', { class: 'problem-inline', id: 'r-effects-invalid' }, fields.map((f) => h('li', null,
+        f.field === 'resolve_effects' ? '' : [revealed(f.field.slice('resolve_effects.'.length)), ': '], revealed(f.message || f.code)))));
+    },
+  };
+}
+
+/** Replay one message: reason, the uncertain effects' decisions, optional edited payload (masks kept), schedule, force. */
+export function replayOneDialog(m, onDone, effects = []) {
   const { dlg, body } = openDialog('replay-dialog', `Replay message #${m.id}`);
   const reason = h('input', { name: 'reason', id: 'r-reason', autocomplete: 'off' });
+  const fx = effectChoices(effects);
   const edit = h('input', { type: 'checkbox', id: 'r-edit' });
   const shown = prettyPayload(m.payload);
   const rows = Math.min(24, Math.max(10, shown.split('\n').length + 1));
@@ -218,37 +334,61 @@ export function replayOneDialog(m, onDone) {
   const force = h('input', { type: 'checkbox', id: 'r-force', checked: m.status === 'dismissed' });
   const err = h('div', { class: 'dialog-error', 'aria-live': 'assertive' });
   const submit = h('button', { type: 'submit', class: 'primary', id: 'r-confirm' }, 'Replay');
+  // The payload members as the replay sends them ({} when not edited); null, the problem said under
+  // the box, when the edit is refused here. The trial sends the same.
+  const readEdit = () => {
+    payloadError.replaceChildren();
+    if (!edit.checked || payload.value === shown) return {};
+    if (asText.checked) return { payload: payload.value, payload_is_json: false };
+    if (checkedAsJson(m.payload, payload.value)) {
+      try {
+        JSON.parse(payload.value);
+      } catch (e) {
+        // Refused here, the text kept: the operator fixes it, or sends it as text.
+        const at = jsonErrorAt(payload.value, e);
+        payloadError.replaceChildren(h('p', { class: 'problem-inline', id: 'r-payload-invalid' },
+          `The payload is not valid JSON${at ? ` at line ${at.line}, column ${at.column}` : ''}: ${e.message}. Fix it, or tick "Send as text, not JSON".`));
+        payload.focus();
+        if (at) payload.setSelectionRange(at.offset, at.offset);
+        return null;
+      }
+    }
+    return { payload: payload.value };
+  };
+  // A trial first (a dead message with a job type: workers claim trials by type).
+  let trial = null;
+  if (m.status === 'dead' && m.job_type) {
+    trial = trialOneBox(m, {
+      request: () => {
+        const e = readEdit();
+        if (!e) return null;
+        return { ...(reason.value.trim() ? { reason: reason.value.trim() } : {}), ...e };
+      },
+      payloadKey: () => JSON.stringify([edit.checked && payload.value !== shown ? payload.value : null, asText.checked]),
+      alive: () => dlg.open && dlg.isConnected,
+    });
+    dlg.addEventListener('close', trial.stop);
+    for (const el of [edit, payload, asText]) el.addEventListener(el === payload ? 'input' : 'change', trial.touched);
+  } else if (m.status === 'dead') {
+    trial = { box: h('p', { class: 'muted', id: 'r-trial-none' }, 'No job type: it cannot be tried with a worker first (workers take trials by job type).') };
+  }
   const form = h('form', { class: 'dialog-form', id: 'replay-form', novalidate: true },
     h('p', null, `The message goes back to `, h('strong', null, 'pending'), ' in queue ', revealed(m.queue),
       ' with a fresh retry budget; a worker will run job ', revealed(m.job_type) || '(no job type)', ' again.'),
     field('Reason (recorded in the history and the audit log)', reason),
+    fx.box,
     h('div', { class: 'check' }, edit, h('label', { for: 'r-edit' }, 'Edit the payload before replaying')), editBox,
     field('When', when), delayF, atF,
     h('div', { class: 'check' }, force, h('label', { for: 'r-force' },
       m.status === 'dismissed' ? 'Force (needed: this message was dismissed)' : 'Force, even if a message with the same idempotency key already succeeded')),
-    err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
+    trial?.box, err, actionRow(submit, h('button', { type: 'button', onclick: () => dlg.close() }, 'Cancel')));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     const req = {};
     if (reason.value.trim()) req.reason = reason.value.trim();
-    if (edit.checked && payload.value !== shown) {
-      req.payload = payload.value;
-      if (asText.checked) {
-        req.payload_is_json = false;
-      } else if (checkedAsJson(m.payload, payload.value)) {
-        try {
-          JSON.parse(payload.value);
-        } catch (e) {
-          // Refused here, the text kept: the operator fixes it, or sends it as text.
-          const at = jsonErrorAt(payload.value, e);
-          payloadError.replaceChildren(h('p', { class: 'problem-inline', id: 'r-payload-invalid' },
-            `The payload is not valid JSON${at ? ` at line ${at.line}, column ${at.column}` : ''}: ${e.message}. Fix it, or tick "Send as text, not JSON".`));
-          payload.focus();
-          if (at) payload.setSelectionRange(at.offset, at.offset);
-          return;
-        }
-      }
-    }
+    const edited = readEdit();
+    if (!edited) return;
+    Object.assign(req, edited);
     if (when.value === 'delay') req.delay_seconds = Number(delay.value || 0);
     if (when.value === 'at') {
       const iso = localToIso(at.value);
@@ -256,8 +396,12 @@ export function replayOneDialog(m, onDone) {
       req.run_at = iso;
     }
     if (force.checked) req.force = true;
-    await sendAction({ dlg, submit, err, onDone, path: messageAction(m, 'replay'), body: req,
-      said: (r) => `Message #${r.id} replayed: it is ${r.status} now${r.retry_after ? `, due ${r.retry_after}` : ''}.` });
+    const resolve = fx.chosen();
+    if (Object.keys(resolve).length) req.resolve_effects = resolve;
+    const decided = fx.said();
+    fx.clear();
+    await sendAction({ dlg, submit, err, onDone, path: messageAction(m, 'replay'), body: req, onProblem: fx.showProblem,
+      said: (r) => `Message #${r.id} replayed: it is ${r.status} now${r.retry_after ? `, due ${r.retry_after}` : ''}${decided.length ? `; ${decided.join(', ')}` : ''}.` });
   });
   body.replaceChildren(form);
   reason.focus();
@@ -269,7 +413,7 @@ function messageAction(m, action) {
 
 // Sends one message's action from its dialog: on success the dialog closes and the notice says
 // what happened; on a problem it stays open with the problem explained, to try again.
-async function sendAction({ dlg, submit, err, onDone, path, body, said }) {
+async function sendAction({ dlg, submit, err, onDone, path, body, said, onProblem }) {
   submit.disabled = true;
   try {
     const r = await api('POST', path, { body });
@@ -279,6 +423,7 @@ async function sendAction({ dlg, submit, err, onDone, path, body, said }) {
   } catch (e) {
     submit.disabled = false;
     err.replaceChildren(problemBox(e));
+    onProblem?.(e);
   }
 }
 

@@ -212,12 +212,15 @@ export async function renderIncident(main, ctx) {
   const reload = () => navigate(path);
   const describe = `every dead letter of incident ${fp} (${i.title})`;
   const muted = isMuted(i);
+  // The queue of an uncertain id the batch dialogs link: the incident's only queue, or this page's rows.
+  const queues = Object.keys(i.queues || {});
+  const queueOf = (id) => (queues.length === 1 ? queues[0] : page.messages.find((m) => m.id === id)?.queue);
 
   main.append(h('div', { class: 'page-head' },
     h('h1', null, h('span', { class: 'sub' }, 'Incident '), bdi(i.title) || '(no title)', mutedNote(i)),
     h('div', { class: 'head-actions' }, adminOnly(
-      h('button', { type: 'button', class: 'primary', id: 'inc-replay', onclick: () => batchReplayDialog({ filter: { fingerprint: fp }, describe }) }, 'Replay…'),
-      h('button', { type: 'button', id: 'inc-dismiss', onclick: () => batchDismissDialog({ filter: { fingerprint: fp }, describe, onDone: reload }) }, 'Dismiss…'),
+      h('button', { type: 'button', class: 'primary', id: 'inc-replay', onclick: () => batchReplayDialog({ filter: { fingerprint: fp }, describe, queueOf }) }, 'Replay…'),
+      h('button', { type: 'button', id: 'inc-dismiss', onclick: () => batchDismissDialog({ filter: { fingerprint: fp }, describe, onDone: reload, queueOf }) }, 'Dismiss…'),
       muted
         ? h('button', { type: 'button', id: 'inc-unmute', onclick: () => unmuteDialog(i, reload) }, 'Un-mute…')
         : h('button', { type: 'button', id: 'inc-mute', onclick: () => muteDialog(i, reload) }, 'Mute…')))));

@@ -64,6 +64,7 @@ cat >"$work/dlqd.json" <<JSON
     "charge_card": {"idempotent": false},
     "export_csv": {"replay_rate_per_second": 1}
   },
+  "trials": {"timeout_seconds": 60},
   "testing": {"allow_clock_override": true},
   "log": {"level": "info", "format": "text", "access": false}
 }

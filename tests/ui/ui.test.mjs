@@ -35,10 +35,13 @@ function eq(actual, expected, msg) {
   if (a !== e) throw new Failure(`${msg}: got ${a}, expected ${e}`);
 }
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// run.sh's trials.timeout_seconds: a trial no worker claimed for this long ends expired.
+const TRIAL_TIMEOUT = 60;
 
-async function rest(method, path, { token = ADMIN, body } = {}) {
+// `now` (RFC 3339) is sent as X-Now: the server acts as if it were then (testing.allow_clock_override).
+async function rest(method, path, { token = ADMIN, body, now } = {}) {
   const res = await fetch(BASE + path, {
-    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    method, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...(now ? { 'X-Now': now } : {}) },
     body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(10000),
   });
   const text = await res.text();
@@ -930,6 +933,240 @@ try {
     check((await text('#notice')).includes(`#${target.id} replayed`), 'replayed as text');
     eq(postedTo(`/queues/billing/messages/${target.id}/replay`, from), [{ payload: broken, payload_is_json: false }], 'sent with payload_is_json: false');
     eq((await rest('GET', `/queues/billing/messages/${target.id}`)).status, 'pending', 'API: pending');
+  });
+
+  // ---- recorded side effects (issue 36) ---------------------------------------------------------------
+  await step('side effects: listed on the message page ("uncertain" for a started one), warned of in a batch preview, resolved in Replay…', async () => {
+    const q = 'orders';
+    const m = await rest('POST', `/queues/${q}/messages`, { body: { payload: JSON.stringify({ order: 'o-77', api_key: SEED.secret }), job_type: 'ship_order', max_retries: 3 } });
+    const path = `/queues/${q}/messages/${m.id}`;
+    // A worker reserves stock (done, with a result holding a secret), starts charging the card and
+    // dies without saying how it went: dead, with one effect done and one uncertain.
+    const attempt = async (version, effects) => {
+      const claim = await rest('POST', `/queues/${q}/claim`, { body: { worker: 'w-ship', worker_version: version } });
+      eq(claim.message.id, m.id, 'claimed the orders message');
+      for (const e of effects) await rest('POST', `${path}/effects`, { body: { lease_id: claim.message.lease_id, ...e } });
+      await rest('POST', `${path}/fail`, { body: { lease_id: claim.message.lease_id, error: 'gateway timed out', error_class: 'timeout', retryable: false } });
+    };
+    await attempt('ship-2.4.1', [
+      { key: 'reserve-stock', state: 'started', description: 'reserve 2 items' },
+      { key: 'reserve-stock', state: 'done', result: JSON.stringify({ reservation: 'r-77', api_key: SEED.secret }) },
+      { key: 'charge-card', state: 'started', description: 'charge 42.00 EUR' }]);
+
+    // The batch preview warns of it, and links the message.
+    await go(`#/dlq?queue=${q}`);
+    await page.waitForSelector('#dlq-table');
+    await page.click('#replay-matching');
+    await page.waitForSelector('#batch-replay-form');
+    const warning = await text('#br-uncertain');
+    check(warning.includes('1 of the matched messages has a side effect that may have happened (a started effect): its worker will fail it as uncertain_effect unless a handler checks.')
+      && warning.includes(`id #${m.id}.`), `the uncertain warning: ${warning}`);
+    await shot('effects-batch-preview-1280', false);
+    await rendered(() => page.click(`#br-uncertain a[href="#/m/${q}/${m.id}"]`));
+    check(!(await exists('#batch-replay-dialog')), 'the link closes the dialog');
+
+    // The message page: both effects, as the attempts answer has them.
+    await page.waitForSelector('#effects-table');
+    const api = (await rest('GET', `${path}/attempts`)).effects;
+    const rows = () => page.$$eval('#effects-table tbody tr', (trs) => trs.map((tr) => {
+      const cell = (c) => tr.querySelector(`.${c}`).textContent.replace(/\s+/g, ' ').trim();
+      return { key: tr.dataset.key, state: tr.querySelector('.c-state .badge').textContent, state_cell: cell('c-state'), description: cell('c-description'),
+        result: cell('c-result'), attempt: Number(cell('c-attempt')), recorded: tr.querySelector('.c-recorded time')?.getAttribute('datetime') };
+    }));
+    let shown = await rows();
+    eq(shown.map((r) => [r.key, r.state, r.description, r.attempt, r.recorded]),
+      api.map((e) => [e.key, e.state === 'done' ? 'done' : 'uncertain', e.description, e.attempt, e.recorded_at]), 'the effects, as the API answers');
+    eq(shown.map((r) => [r.key, r.state]), [['charge-card', 'uncertain'], ['reserve-stock', 'done']], 'one uncertain, one done');
+    const reserve = shown.find((r) => r.key === 'reserve-stock');
+    check(reserve.result.includes('"reservation": "r-77"') && reserve.result.includes('"api_key": "***"'), `the result, pretty and masked: ${reserve.result}`);
+    check(await exists('#fx-uncertain-note'), 'the page says what uncertain means');
+    check((await text('#timeline')).includes('worker w-ship version ship-2.4.1'), 'the timeline names the worker\'s version');
+    await shot('effects-1280');
+
+    // Replay…: only the uncertain key is asked about, "Leave as is" by default. Meanwhile another
+    // operator replays it with "forget": the server's 422 shows under the list, nothing changes.
+    await page.click('#msg-replay');
+    await page.waitForSelector('#r-effects');
+    const choice = (how) => `#r-effects input[data-key="charge-card"][value="${how}"]`;
+    eq(await page.$$eval('#r-effects fieldset.effect-choice', (fs) => fs.map((f) => f.dataset.key)), ['charge-card'], 'the uncertain effect alone');
+    check(await page.$eval(choice('leave'), (r) => r.checked), '"Leave as is" is the default');
+    check((await text('#r-effects-said')).includes('charge-card: stays started'), 'the dialog says what leaving it does');
+    await page.click(choice('done'));
+    check((await text('#r-effects-said')).includes('charge-card: marked done'), 'the dialog says what marking it done does');
+    await rest('POST', `${path}/replay`, { body: { reason: 'someone else', resolve_effects: { 'charge-card': 'forget' } } });
+    await page.click('#r-confirm');
+    await page.waitForSelector('#r-effects-invalid');
+    check((await text('#r-effects-invalid')).startsWith('charge-card: '), `the 422 under the list: ${await text('#r-effects-invalid')}`);
+    await page.keyboard.press('Escape');
+
+    // It dies again with the charge started (attempt 2); this time Replay… marks it done.
+    await attempt('ship-2.4.2', [{ key: 'charge-card', state: 'started', description: 'charge 42.00 EUR' }]);
+    await go(`#/m/${q}/${m.id}`);
+    await page.waitForSelector('#effects-table tr[data-key="charge-card"][data-state="uncertain"]');
+    await page.click('#msg-replay');
+    await page.waitForSelector('#r-effects');
+    await page.click(choice('done'));
+    await typeInto('#r-reason', 'the gateway says the charge went through');
+    await shot('effects-replay-dialog-1280');
+    const from = posts.length;
+    await rendered(() => page.click('#r-confirm'));
+    check((await text('#notice')).includes(`#${m.id} replayed: it is pending now; 1 side effect marked done.`), `the notice: ${await text('#notice')}`);
+    eq(postedTo(`${path}/replay`, from), [{ reason: 'the gateway says the charge went through', resolve_effects: { 'charge-card': 'done' } }], 'the replay sent');
+    const charge = (await rest('GET', `${path}/attempts`)).effects.find((e) => e.key === 'charge-card');
+    eq([charge.state, charge.resolved_by, charge.result], ['done', 'ui-admin', null], 'API: done, marked by the operator');
+    await page.waitForSelector('#effects-table tr[data-key="charge-card"][data-state="done"]');
+    shown = await rows();
+    check(shown.find((r) => r.key === 'charge-card').state_cell === 'done marked done by ui-admin', `the page says who: ${JSON.stringify(shown)}`);
+    check(!(await exists('#fx-uncertain-note')), 'nothing uncertain now');
+
+    await page.setViewport({ width: 390, height: 844 });
+    try {
+      await page.waitForSelector('#effects-table');
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      check(width <= 390, `the message page with effects is ${width} px wide at 390`);
+      await page.$eval('#msg-effects', (e) => e.scrollIntoView());
+      await shot('effects-390', false);
+    } finally {
+      await page.setViewport({ width: 1280, height: 800 });
+    }
+  }, [/status of 422/]);
+
+  // ---- trial runs (issue 36) ---------------------------------------------------------------------------
+  /** A dead message of its own (enqueued, claimed, failed not retryable), with or without a job type. */
+  async function deadMessage(queue, payload, jobType) {
+    const m = await rest('POST', `/queues/${queue}/messages`, { body: { payload, ...(jobType ? { job_type: jobType } : {}), max_retries: 1 } });
+    const c = await rest('POST', `/queues/${queue}/claim`, { body: { worker: 'w-seed', ...(jobType ? { job_types: [jobType] } : {}) } });
+    eq(c.message.id, m.id, `claimed ${queue} #${m.id}`);
+    await rest('POST', `/queues/${queue}/messages/${m.id}/fail`,
+      { body: { lease_id: c.message.lease_id, error: 'gateway refused the key', error_class: 'auth', retryable: false } });
+    return m;
+  }
+
+  await step('trial runs: "Try with a worker first" sends the edit as a replay would; the test plays the worker; the dialog shows it succeeded and its would-effect; the timeline keeps it', async () => {
+    const q = 'payments';
+    const m = await deadMessage(q, JSON.stringify({ customer: 'cus_7', amount: '10.00 EUR', api_key: SEED.secret }), 'charge_card');
+    const path = `/queues/${q}/messages/${m.id}`;
+    await go(`#/m/${q}/${m.id}`);
+    await page.click('#msg-replay');
+    await page.waitForSelector('#r-try');
+    await typeInto('#r-reason', 'does the new gateway key work?');
+    await page.click('#r-edit');
+    const edited = JSON.stringify({ customer: 'cus_7', amount: '12.00 EUR', api_key: '***' });
+    await setValue('#r-payload', edited);
+    const from = posts.length;
+    await page.click('#r-try');
+    await page.waitForSelector('#r-trial-result[data-status="pending"]');
+    eq(postedTo(`${path}/trials`, from), [{ reason: 'does the new gateway key work?', payload: edited }], 'the trial sends what the replay would');
+    const tid = Number(await page.$eval('#r-trial-result .trial-card', (e) => e.dataset.trialId));
+    check((await text('#r-trial-result')).includes('Waiting for a worker to take it'), `pending: ${await text('#r-trial-result')}`);
+    check(await page.$eval('#r-try', (b) => b.disabled), 'no second trial while one is under way');
+
+    // The worker: a claim that asks for trials of its job type gets it, with the edited payload.
+    const claim = await rest('POST', `/queues/${q}/claim`, { body: { trials: true, job_types: ['charge_card'], worker: 'w-pay', worker_version: 'pay-3.1.0' } });
+    eq([claim.message.id, claim.message.trial_id], [m.id, tid], 'the worker claims the trial');
+    const real = JSON.parse(claim.message.payload);
+    eq([real.amount, real.api_key], ['12.00 EUR', SEED.secret], 'the trial runs the edit, the secret kept where the mask stayed');
+    await rest('POST', `${path}/trials/${tid}/succeed`,
+      { body: { lease_id: claim.message.lease_id, would_effects: [{ key: 'charge-card', description: 'would charge 12.00 EUR to cus_7' }] } });
+    await page.waitForSelector('#r-trial-result[data-status="succeeded"]', { timeout: 5000 });
+    const said = await text('#r-trial-result');
+    check(said.includes(`Trial run #${tid} succeeded with the edited payload`) && said.includes('It succeeded on worker w-pay version pay-3.1.0')
+      && said.includes('It would have caused:') && said.includes('charge-card — would charge 12.00 EUR to cus_7'), `the outcome: ${said}`);
+    check(await page.$eval('#r-confirm', (b) => !b.disabled), 'Replay stays available');
+    eq(await text('#r-try'), 'Try again', 'another trial may follow');
+    await page.$eval('#r-trial', (e) => e.scrollIntoView({ block: 'center' }));
+    await shot('trial-dialog-1280', false);
+    const after = await rest('GET', path);
+    eq([after.status, after.attempts, JSON.parse(after.payload).amount], ['dead', 1, '10.00 EUR'], 'API: the message did not change');
+    await page.keyboard.press('Escape');
+
+    // The timeline: one entry for the trial, after the attempt.
+    await go(`#/m/${q}/${m.id}`);
+    await page.waitForSelector('#timeline li[data-outcome="trial"]');
+    const items = await page.$$eval('#timeline > li', (lis) => lis.map((li) => [li.dataset.outcome, li.dataset.trialStatus || '', li.textContent.replace(/\s+/g, ' ')]));
+    eq(items.map((i) => i.slice(0, 2)), [['failed', ''], ['trial', 'succeeded']], 'the attempt, then the trial');
+    const t = items[1][2];
+    check(t.includes(`Trial run #${tid} — succeeded`) && t.includes('started by ui-admin') && t.includes('worker w-pay version pay-3.1.0')
+      && t.includes('does the new gateway key work?') && t.includes('charge-card — would charge 12.00 EUR to cus_7') && t.includes('the message did not change'), `the trial's entry: ${t}`);
+    const hist = (await rest('GET', `${path}/attempts`)).attempts;
+    eq(hist.map((a) => [a.outcome, a.trial && a.trial.status]), [['failed', null], ['trial', 'succeeded']], 'API: the history');
+    await page.setViewport({ width: 390, height: 844 });
+    try {
+      await page.waitForSelector('#timeline li[data-outcome="trial"]');
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      check(width <= 390, `the timeline with a trial is ${width} px wide at 390`);
+      await page.$eval('#timeline li[data-outcome="trial"]', (e) => e.scrollIntoView({ block: 'center' }));
+      await shot('trial-timeline-390', false);
+    } finally {
+      await page.setViewport({ width: 1280, height: 800 });
+    }
+  });
+
+  await step('trial runs: "Try the sample" in a batch preview tries the sample\'s messages with a job type; one fails, one succeeds; the preview stays as it was', async () => {
+    const q = 'payments-batch';
+    const a = await deadMessage(q, JSON.stringify({ customer: 'cus_8', amount: '5.00 EUR' }), 'charge_card');
+    const b = await deadMessage(q, JSON.stringify({ customer: 'cus_9', amount: '7.50 EUR' }), 'charge_card');
+    const none = await deadMessage(q, 'no job type', null);
+    await go(`#/dlq?queue=${q}`);
+    await page.waitForSelector('#dlq-table');
+    await page.click('#replay-matching');
+    await page.waitForSelector('#br-try');
+    eq(await text('#br-untriable'), `#${none.id} — cannot be tried: no job type.`, 'the sample without a job type');
+    await typeInto('#br-reason', 'checking the sample');
+    const from = posts.length;
+    await page.click('#br-try');
+    await page.waitForSelector('#br-trial-result[data-status="open"]');
+    eq(postedTo('/dlq/trials', from), [{ ids: [a.id, b.id], reason: 'checking the sample' }], 'POST /dlq/trials with the sample\'s ids');
+
+    const claim = await rest('POST', `/queues/${q}/claim`, { body: { trials: true, job_types: ['charge_card'], max: 5, worker: 'w-pay', worker_version: 'pay-3.1.0' } });
+    eq(claim.messages.map((m) => m.id), [a.id, b.id], 'the worker claims both trials');
+    const [ca, cb] = claim.messages;
+    await rest('POST', `/queues/${q}/messages/${a.id}/trials/${ca.trial_id}/fail`, { body: { lease_id: ca.lease_id, error: 'card declined: do_not_honor',
+      error_class: 'invalid_input', stack: 'at charge (pay.js:41)\nat handle (worker.js:12)', would_effects: [] } });
+    await rest('POST', `/queues/${q}/messages/${b.id}/trials/${cb.trial_id}/succeed`,
+      { body: { lease_id: cb.lease_id, would_effects: [{ key: 'charge-card', description: 'would charge 7.50 EUR to cus_9' }] } });
+    await page.waitForSelector('#br-trial-result[data-status="ended"]', { timeout: 5000 });
+    const rows = await page.$$eval('#br-trials tbody tr', (trs) => trs.map((tr) => [Number(tr.dataset.id), tr.dataset.status, tr.textContent.replace(/\s+/g, ' ')]));
+    eq(rows.map((r) => r.slice(0, 2)), [[a.id, 'failed'], [b.id, 'succeeded']], 'a row per trial');
+    check(rows[0][2].includes('card declined: do_not_honor') && rows[0][2].includes('invalid_input'), `the failed row: ${rows[0][2]}`);
+    check(rows[1][2].includes('charge-card — would charge 7.50 EUR to cus_9'), `the succeeded row: ${rows[1][2]}`);
+    eq(await text('#br-trial-summary'), 'Trials of the sample: 1 succeeded, 1 failed.', 'the summary');
+    eq([await text('#br-confirm'), await page.$eval('#br-confirm', (x) => x.disabled)], ['Replay 3 messages', false], 'the confirmation as it was');
+    await page.$eval('#br-trial', (e) => e.scrollIntoView({ block: 'center' }));
+    await shot('trial-sample-1280', false);
+    for (const m of [a, b, none]) eq((await rest('GET', `/queues/${q}/messages/${m.id}`)).status, 'dead', `API: #${m.id} still dead`);
+    await page.keyboard.press('Escape');
+  });
+
+  await step('trial runs: closing the dialog stops its polling; an open trial is answered again; one nobody takes ends expired, with the hint', async () => {
+    const q = 'payments-idle';
+    const a = await deadMessage(q, JSON.stringify({ customer: 'cus_10' }), 'charge_card');
+    const b = await deadMessage(q, JSON.stringify({ customer: 'cus_11' }), 'charge_card');
+    // b's trial is started by someone else, as if 2.5 s before it expires (X-Now); its Try answers that one.
+    const tb = await rest('POST', `/queues/${q}/messages/${b.id}/trials`,
+      { body: { reason: 'started elsewhere' }, now: new Date(Date.now() - (TRIAL_TIMEOUT - 2.5) * 1000).toISOString() });
+    await go(`#/m/${q}/${a.id}`);
+    await page.click('#msg-replay');
+    await page.click('#r-try');
+    await page.waitForSelector('#r-trial-result[data-status="pending"]');
+    const ta = Number(await page.$eval('#r-trial-result .trial-card', (e) => e.dataset.trialId));
+    await page.keyboard.press('Escape');
+    const closedAt = Date.now();
+    const closedReq = requests.length;
+    await go(`#/m/${q}/${b.id}`);
+    await page.click('#msg-replay');
+    await page.click('#r-try');
+    await page.waitForSelector('#r-trial-again');
+    eq(Number(await page.$eval('#r-trial-result .trial-card', (e) => e.dataset.trialId)), tb.trial_id, 'the open trial, answered again');
+    await page.waitForSelector('#r-trial-result[data-status="expired"]', { timeout: 8000 });
+    const said = await text('#r-trial-result');
+    // Within the timeout, or a second more: the server's expiry task looks once a second.
+    check(new RegExp(`No worker took it within (${TRIAL_TIMEOUT}|${TRIAL_TIMEOUT + 1}) s: is a worker running with trials enabled for job type charge_card\\?`).test(said), `expired: ${said}`);
+    check(Date.now() - closedAt > 1200, 'a second has passed since the first dialog closed');
+    const polled = requests.slice(closedReq).filter((r) => r.includes(`/trials/${ta}`));
+    eq(polled, [], 'no poll of the closed dialog\'s trial');
+    await shot('trial-expired-1280', false);
+    await page.keyboard.press('Escape');
   });
 
   // ---- roles and tokens ------------------------------------------------------------------------------

@@ -11,12 +11,15 @@ import type {
   AttemptPage,
   ClaimAnswer,
   DeadLetterPage,
+  EffectRecord,
   Message,
   MessagePage,
   MessageStatus,
   QueuePage,
   QueueStats,
   ReplayDryRun,
+  Trial,
+  WouldEffect,
 } from "./types.js";
 
 export const VERSION = "0.1.0";
@@ -83,6 +86,9 @@ export interface ReplayOptions {
   force?: boolean;
   dryRun?: boolean;
   payloadIsJson?: boolean;
+  /** Side effects left `started`: `done` (it happened: job.effect resolves to undefined without
+   * calling fn) or `forget` (it did not: fn runs again), by key. */
+  resolveEffects?: Record<string, "done" | "forget">;
 }
 
 export interface ClaimOptions {
@@ -95,6 +101,22 @@ export interface ClaimOptions {
   /** 1..100 (always sent by this client, so the answer is the batch shape). */
   max?: number;
   ack?: AckItem[];
+  /** Also take trial runs of `jobTypes` (required then), first: such a message has `trial_id`
+   * and is answered only by succeedTrial / failTrial, never acked. */
+  trials?: boolean;
+}
+
+export interface TrialOptions {
+  reason?: string;
+  /** An edited payload for the trial only (a non-string is sent as JSON text). */
+  payload?: unknown;
+  payloadIsJson?: boolean;
+}
+
+/** A trial's failure: fail's members (nothing is retried: the trial just ends failed) and the
+ * side effects it would have caused. */
+export interface TrialFailBody extends Omit<FailBody, "checkpoint"> {
+  would_effects?: WouldEffect[];
 }
 
 export interface AckItem {
@@ -113,7 +135,20 @@ export interface FailBody {
   fingerprint?: string;
 }
 
+export interface EffectOptions {
+  /** Shown to operators, ≤ 512 bytes. */
+  description?: string;
+  /** With `done`: the effect's value as JSON text, ≤ 4,096 bytes. */
+  result?: string;
+}
+
+export type EffectState = "started" | "done" | "cleared";
+
 export const CHECKPOINT_MAX_BYTES = 4096;
+export const EFFECT_KEY_MAX_BYTES = 128;
+export const EFFECT_DESCRIPTION_MAX_BYTES = 512;
+export const EFFECT_RESULT_MAX_BYTES = 4096;
+const EFFECT_STATES: readonly string[] = ["started", "done", "cleared"];
 const FINGERPRINT = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** Payloads are strings on the wire: anything else is sent as its JSON text. */
@@ -143,6 +178,24 @@ function enqueueBody(payload: unknown, o: EnqueueOptions): Record<string, unknow
 export function checkCheckpoint(checkpoint: string | undefined): void {
   if (checkpoint !== undefined && Buffer.byteLength(checkpoint, "utf8") > CHECKPOINT_MAX_BYTES) {
     throw localValidationError("checkpoint", "too_long", `checkpoint must be at most ${CHECKPOINT_MAX_BYTES} bytes`);
+  }
+}
+
+/** A side effect's key (1..128 bytes), description (≤ 512) and result (≤ 4,096), checked before
+ * sending: a ValidationError shaped like dlqd's 422. */
+export function checkEffect(key: unknown, options: { description?: unknown; result?: unknown } = {}): void {
+  if (typeof key !== "string" || key === "" || Buffer.byteLength(key, "utf8") > EFFECT_KEY_MAX_BYTES) {
+    const long = typeof key === "string" && key !== "";
+    throw localValidationError("key", long ? "too_long" : "invalid", `an effect key is a string of 1 to ${EFFECT_KEY_MAX_BYTES} bytes`);
+  }
+  const { description, result } = options;
+  if (description !== undefined && description !== null) {
+    if (typeof description !== "string") throw localValidationError("description", "invalid", "an effect description is a string");
+    if (Buffer.byteLength(description, "utf8") > EFFECT_DESCRIPTION_MAX_BYTES) throw localValidationError("description", "too_long", `an effect description is at most ${EFFECT_DESCRIPTION_MAX_BYTES} bytes`);
+  }
+  if (result !== undefined && result !== null) {
+    if (typeof result !== "string") throw localValidationError("result", "invalid", "an effect result is a string (JSON text)");
+    if (Buffer.byteLength(result, "utf8") > EFFECT_RESULT_MAX_BYTES) throw localValidationError("result", "too_long", `an effect result is at most ${EFFECT_RESULT_MAX_BYTES} bytes of JSON text`);
   }
 }
 
@@ -282,8 +335,34 @@ export class Client {
       force: options.force,
       dry_run: options.dryRun,
       payload_is_json: options.payloadIsJson,
+      resolve_effects: options.resolveEffects,
     };
     return this.call("POST", `/queues/${q(queue)}/messages/${idText(id)}/replay`, options.dryRun ? "safe" : "unsent", body, undefined, call);
+  }
+
+  /** POST …/messages/{id}/trials (admin): starts a trial run of a dead message with a job type
+   * — a worker whose handler opted in runs it once and reports whether it would succeed and
+   * which side effects it would cause; the message does not change. An open trial of the
+   * message is answered as it is. Not retried once sent. */
+  async startTrial(queue: string, id: MessageId, options: TrialOptions = {}, call?: CallOptions): Promise<Trial> {
+    const body = {
+      reason: options.reason,
+      payload: options.payload === undefined ? undefined : payloadText(options.payload),
+      payload_is_json: options.payloadIsJson,
+    };
+    return this.call<Trial>("POST", `/queues/${q(queue)}/messages/${idText(id)}/trials`, "unsent", body, undefined, call);
+  }
+
+  /** POST /dlq/trials (admin): trial runs of 1..10 dead messages, all or none, in `ids` order. */
+  async startTrials(ids: MessageId[], options: { reason?: string } = {}, call?: CallOptions): Promise<Trial[]> {
+    const body = { ids: ids.map((i) => Number(i)), reason: options.reason };
+    const answer = await this.call<{ trials: Trial[] }>("POST", "/dlq/trials", "unsent", body, undefined, call);
+    return answer.trials;
+  }
+
+  /** GET …/trials/{trialId}: one trial run (status pending | running | succeeded | failed | expired). */
+  async trial(queue: string, id: MessageId, trialId: MessageId, call?: CallOptions): Promise<Trial> {
+    return this.call<Trial>("GET", trialPath(queue, id, trialId), "safe", undefined, undefined, call);
   }
 
   // ---- workers (the Worker makes these calls; they are here for hand-written loops) ----
@@ -301,6 +380,10 @@ export class Client {
       max: options.max ?? 1,
     };
     if (options.ack !== undefined) body.ack = options.ack.map((a) => ({ id: Number(a.id), lease_id: a.lease_id }));
+    if (options.trials) {
+      if (!options.jobTypes || options.jobTypes.length === 0) throw localValidationError("trials", "invalid", "a claim with trials: true needs jobTypes");
+      body.trials = true;
+    }
     const timeout = (call?.timeout ?? this.timeout) + waitSeconds;
     const answer = await this.call<ClaimAnswer>("POST", `/queues/${q(queue)}/claim`, "safe", body, undefined, { ...call, timeout });
     if (!Array.isArray(answer.messages)) answer.messages = [];
@@ -342,4 +425,42 @@ export class Client {
     const body = { lease_id: leaseId, delay_seconds: options.delaySeconds };
     return this.call<Message>("POST", `/queues/${q(queue)}/messages/${idText(id)}/release`, "safe", body, undefined, call);
   }
+
+  /** POST …/effects (issue 36; `job.effect` makes these calls): records a side effect of a claimed
+   * message as `started`, `done` (with `result`, its value as JSON text) or `cleared` (forgets a
+   * started key). Key, description and result sizes are checked before sending. Lease-fenced, so
+   * retried: a resent record changes nothing. */
+  async recordEffect(queue: string, id: MessageId, leaseId: string, key: string, state: EffectState, options: EffectOptions = {}, call?: CallOptions): Promise<EffectRecord> {
+    checkEffect(key, options);
+    if (!EFFECT_STATES.includes(state)) throw localValidationError("state", "invalid", "an effect state is started, done or cleared");
+    const body = { lease_id: leaseId, key, state, description: options.description, result: options.result };
+    return this.call<EffectRecord>("POST", `/queues/${q(queue)}/messages/${idText(id)}/effects`, "safe", body, undefined, call);
+  }
+
+  /** POST …/trials/{trialId}/succeed: the trial would succeed, causing `wouldEffects`. Fenced by
+   * the trial's lease, so retried (a resend after the first was applied is 409 lease-lost). */
+  async succeedTrial(queue: string, id: MessageId, trialId: MessageId, leaseId: string, options: { wouldEffects?: WouldEffect[] } = {}, call?: CallOptions): Promise<Trial> {
+    const body = { lease_id: leaseId, would_effects: options.wouldEffects ?? [] };
+    return this.call<Trial>("POST", `${trialPath(queue, id, trialId)}/succeed`, "safe", body, undefined, call);
+  }
+
+  /** POST …/trials/{trialId}/fail: the trial would fail with this error. Lease-fenced, so retried. */
+  async failTrial(queue: string, id: MessageId, trialId: MessageId, leaseId: string, body: TrialFailBody, call?: CallOptions): Promise<Trial> {
+    if (body.fingerprint !== undefined && !validFingerprint(body.fingerprint)) {
+      const long = Buffer.byteLength(body.fingerprint, "utf8") > 128;
+      throw localValidationError("fingerprint", long ? "too_long" : "invalid", "fingerprint must be 1 to 128 of A-Z a-z 0-9 _ . : -");
+    }
+    const sent = { lease_id: leaseId, ...body, would_effects: body.would_effects ?? [] };
+    return this.call<Trial>("POST", `${trialPath(queue, id, trialId)}/fail`, "safe", sent, undefined, call);
+  }
+
+  /** POST …/trials/{trialId}/extend: a trial's heartbeat (a trial keeps no checkpoint on dlqd). */
+  async extendTrial(queue: string, id: MessageId, trialId: MessageId, leaseId: string, options: { seconds?: number } = {}, call?: CallOptions): Promise<Trial> {
+    const body = { lease_id: leaseId, seconds: options.seconds };
+    return this.call<Trial>("POST", `${trialPath(queue, id, trialId)}/extend`, "safe", body, undefined, call);
+  }
+}
+
+function trialPath(queue: string, id: MessageId, trialId: MessageId): string {
+  return `/queues/${q(queue)}/messages/${idText(id)}/trials/${idText(trialId)}`;
 }

@@ -2,6 +2,7 @@
 // one mapping from any thrown value to a fail body (or, for Snooze, a release).
 
 import { validFingerprint } from "./client.js";
+import type { Effect } from "./types.js";
 
 /** dlqd's closed list of error classes (http-api.md B2; uncertain_effect since issue 36). */
 export const ERROR_CLASSES: readonly string[] = ["transient", "throttled", "timeout", "not_found", "invalid_input", "auth", "unknown", "uncertain_effect"];
@@ -13,7 +14,7 @@ export const ERROR_MAX_BYTES = 1000;
 const CAUSE_DEPTH = 16;
 
 export interface FailOptions {
-  /** transient · throttled · timeout · not_found · invalid_input · auth · unknown (default). */
+  /** transient · throttled · timeout · not_found · invalid_input · auth · uncertain_effect · unknown (default). */
   errorClass?: string;
   /** Omitted: the queue's policy decides by class. */
   retryable?: boolean;
@@ -78,6 +79,39 @@ export class Throttled extends Fail {
   constructor(message: string | number = "throttled", retryIn?: number, options: Omit<FailOptions, "retryable" | "errorClass" | "retryIn"> = {}) {
     if (typeof message === "number" && retryIn === undefined) [message, retryIn] = ["throttled", message];
     super(String(message), { ...options, errorClass: "throttled", retryable: true, retryIn });
+  }
+}
+
+/** Throw from an effect's `fn` (or `check`) when the side effect certainly did not happen: the
+ * key is cleared, so the next attempt calls `fn` again, and the job fails as this Fail says (by
+ * default class unknown under the queue's policy, which retries it). */
+export class EffectNotDone extends Fail {
+  constructor(message = "the side effect did not happen", options: FailOptions = {}) {
+    super(message, options);
+  }
+}
+
+/** `job.effect` throws it for a key an earlier attempt left `started` (it may or may not have
+ * happened) when no `check` can decide: class uncertain_effect, not retryable, so the job goes
+ * dead for an operator to check and replay with resolve_effects. */
+export class UncertainEffect extends Fail {
+  readonly key: string;
+  /** The stored record of the key. */
+  readonly effect: Readonly<Effect> | undefined;
+  constructor(key: string, effect?: Readonly<Effect>, currentAttempt?: number) {
+    const attempt = effect?.attempt;
+    const when =
+      currentAttempt !== undefined && attempt === currentAttempt
+        ? "it was started earlier in this attempt"
+        : typeof attempt === "number"
+          ? `it was started by an earlier attempt (${attempt})`
+          : "it was started by an earlier attempt";
+    super(`uncertain effect ${JSON.stringify(key)}: ${when} and may have happened; check the side effect, then replay with resolve_effects`, {
+      errorClass: "uncertain_effect",
+      retryable: false,
+    });
+    this.key = key;
+    this.effect = effect === undefined ? undefined : { ...effect };
   }
 }
 

@@ -31,9 +31,72 @@ export interface Message {
   [more: string]: unknown;
 }
 
+/** What recording a side effect answers: the record, or `state: "cleared"` for a cleared key. */
+export interface EffectRecord {
+  key: string;
+  state: "started" | "done" | "cleared";
+  description: string | null;
+  result: string | null;
+  attempt: number;
+  recorded_at: string;
+  resolved_by: string | null;
+  [more: string]: unknown;
+}
+
+/** A side effect recorded for a message (issue 36; `job.effect`). */
+export interface Effect extends EffectRecord {
+  /** `started`: an attempt began it and did not say it finished (it may have happened); `done`: it happened. */
+  state: "started" | "done";
+  description: string | null;
+  /** The JSON text of the effect's value; null when none (or an operator resolved it). */
+  result: string | null;
+  /** The attempt that recorded it. */
+  attempt: number;
+  recorded_at: string;
+  /** The operator who marked it done on a replay (its result is then null). */
+  resolved_by: string | null;
+  [more: string]: unknown;
+}
+
 /** A message as a claim answers it: with its lease. */
 export interface ClaimedMessage extends Message {
   lease_id: string;
+  /** The message's recorded side effects (`[]` when none; absent from a dlqd before issue 36). */
+  effects?: Effect[];
+  /** Present (last) when this is a trial run, claimed with `trials: true`: its `lease_id` is the
+   * trial's, and it is answered only on the trial's routes (succeedTrial, failTrial). */
+  trial_id?: number;
+}
+
+/** A side effect a trial run would have caused (`job.effect` in a trial). */
+export interface WouldEffect {
+  key: string;
+  description: string | null;
+}
+
+export type TrialStatus = "pending" | "running" | "succeeded" | "failed" | "expired";
+
+/** A trial run of a dead message (issue 36): started by an operator, run once by a worker whose
+ * handler opted in, changing nothing of the message. */
+export interface Trial {
+  trial_id: number;
+  queue: string;
+  message_id: number;
+  status: TrialStatus;
+  actor: string | null;
+  reason: string | null;
+  payload_edited: boolean;
+  created_at: string;
+  claimed_at: string | null;
+  finished_at: string | null;
+  worker: string | null;
+  worker_version: string | null;
+  error: string | null;
+  error_class: string | null;
+  stack: string | null;
+  cause: string | null;
+  would_effects: WouldEffect[];
+  [more: string]: unknown;
 }
 
 export interface MessagePage {
@@ -57,6 +120,8 @@ export interface Attempt {
   error_class: string | null;
   stack: string | null;
   cause: string | null;
+  /** On an entry with outcome `trial`: the trial run it records; null on every other entry. */
+  trial?: { trial_id: number; status: TrialStatus; would_effects: WouldEffect[] } | null;
   [more: string]: unknown;
 }
 

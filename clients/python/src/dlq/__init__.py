@@ -15,6 +15,7 @@ from .client import Client
 from .errors import (ConflictError, DlqError, ForbiddenError, InvalidStateError, LeaseLostError,
                      NotFoundError, PayloadTooLargeError, TransportError, UnauthorizedError,
                      UnavailableError, ValidationError)
+from .effects import EffectNotDone, UncertainEffect
 from .failures import Fail, InvalidInput, NonRetryable, Snooze, Throttled
 from .job import Job
 from .worker import Worker
@@ -24,6 +25,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Client", "Worker", "Job",
     "Fail", "NonRetryable", "InvalidInput", "Throttled", "Snooze",
+    "EffectNotDone", "UncertainEffect",
     "DlqError", "NotFoundError", "InvalidStateError", "LeaseLostError", "ConflictError",
     "ValidationError", "UnauthorizedError", "ForbiddenError", "PayloadTooLargeError",
     "UnavailableError", "TransportError",

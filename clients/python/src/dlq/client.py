@@ -16,6 +16,7 @@ import weakref
 from typing import Any, Iterable, Mapping
 
 from . import _http
+from .effects import check_description, check_key, check_result, check_state
 from .errors import DlqError, TransportError, error_from_answer
 
 DEFAULT_URL = "http://127.0.0.1:8080"
@@ -261,19 +262,56 @@ class Client:
 
     def replay(self, queue: str, message_id: int, *, reason: str | None = None,
                payload: Any = None, delay_seconds: int | None = None, run_at: Any = None,
-               force: bool | None = None, dry_run: bool | None = None) -> dict[str, Any]:
+               force: bool | None = None, dry_run: bool | None = None,
+               resolve_effects: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Replays a dead (or, with force, dismissed) message; returns it. `payload` edits it
-        (not a str: sent as JSON text). With dry_run: the answer {"dry_run": true, "message"}
-        and nothing changes. Not retried after a transport failure unless a dry run."""
+        (not a str: sent as JSON text). `resolve_effects` decides about side effects left
+        `started`: {key: "done"} (it happened: job.effect returns None without calling fn) or
+        {key: "forget"} (it did not: fn runs again). With dry_run: the answer {"dry_run": true,
+        "message"} and nothing changes. Not retried after a transport failure unless a dry run."""
         body: dict[str, Any] = {}
         for key, value in (("reason", reason), ("delay_seconds", delay_seconds),
                            ("run_at", _time(run_at)), ("force", force), ("dry_run", dry_run)):
             if value is not None:
                 body[key] = value
+        if resolve_effects is not None:
+            body["resolve_effects"] = dict(resolve_effects)
         if payload is not None:
             body["payload"] = _payload_text(payload)
         return self.request("POST", f"/queues/{_q(queue)}/messages/{_id(message_id)}/replay",
                             body, safe=bool(dry_run))
+
+    def start_trial(self, queue: str, message_id: int, *, reason: str | None = None,
+                    payload: Any = None, payload_is_json: bool | None = None) -> dict[str, Any]:
+        """Starts a trial run of a dead message with a job type (admin): a worker whose handler
+        opted in (`trials=True`) runs it once and answers whether it would succeed and which
+        side effects it would cause; the message itself does not change. `payload` edits it for
+        the trial only (not a str: sent as JSON text). Returns the trial {"trial_id", "status",
+        ...}; an open trial of the message is returned as it is. Not retried once sent."""
+        body: dict[str, Any] = {}
+        if reason is not None:
+            body["reason"] = reason
+        if payload is not None:
+            body["payload"] = _payload_text(payload)
+        if payload_is_json is not None:
+            body["payload_is_json"] = payload_is_json
+        return self.request("POST", f"/queues/{_q(queue)}/messages/{_id(message_id)}/trials",
+                            body, safe=False)
+
+    def start_trials(self, message_ids: Iterable[int], *,
+                     reason: str | None = None) -> list[dict[str, Any]]:
+        """Starts trial runs of 1 to 10 dead messages (admin, POST /dlq/trials), all or none;
+        returns the trials in the order of the ids. Not retried once sent."""
+        body: dict[str, Any] = {"ids": [int(_id(i)) for i in message_ids]}
+        if reason is not None:
+            body["reason"] = reason
+        return self.request("POST", "/dlq/trials", body, safe=False)["trials"]
+
+    def trial(self, queue: str, message_id: int, trial_id: int) -> dict[str, Any]:
+        """One trial run: status pending | running | succeeded | failed | expired, and when it
+        ended its error, error_class and would_effects."""
+        return self.request("GET", f"/queues/{_q(queue)}/messages/{_id(message_id)}/trials/"
+                            f"{_id(trial_id)}", safe=True)
 
     # -- workers (dlq.Worker makes these calls; they are here for loops of your own) -------
 
@@ -281,13 +319,19 @@ class Client:
               visibility_timeout: int | None = None, worker: str | None = None,
               worker_version: str | None = None,
               job_types: list[str] | None = None, ack: list[dict[str, Any]] | None = None,
-              retries: int | None = None, conn: _http.Connection | None = None) -> dict[str, Any]:
+              trials: bool | None = None, retries: int | None = None,
+              conn: _http.Connection | None = None) -> dict[str, Any]:
         """The claim answer: {"claimed", "message"} or, with max, {"claimed", "messages"}, plus
-        "acked" when ack was sent. Retried (a lost answer only leaves leases to expire)."""
+        "acked" when ack was sent. `trials=True` (it needs job_types) also takes trial runs of
+        those types, first: such a message ends with `trial_id` and is answered only by
+        succeed_trial / fail_trial. Retried (a lost answer only leaves leases to expire)."""
+        if trials and not job_types:
+            raise ValueError("dlq: a claim with trials=True needs job_types")
         body: dict[str, Any] = {}
         for key, value in (("wait_seconds", wait_seconds),
                            ("visibility_timeout", visibility_timeout), ("worker", worker),
-                           ("worker_version", worker_version), ("job_types", job_types), ("max", max), ("ack", ack)):
+                           ("worker_version", worker_version), ("job_types", job_types), ("max", max),
+                           ("ack", ack), ("trials", True if trials else None)):
             if value is not None:
                 body[key] = value
         return self.request("POST", f"/queues/{_q(queue)}/claim", body, safe=True,
@@ -342,3 +386,62 @@ class Client:
             body["delay_seconds"] = delay_seconds
         return self.request("POST", f"/queues/{_q(queue)}/messages/{_id(message_id)}/release",
                             body, safe=True, retries=retries)
+
+    def record_effect(self, queue: str, message_id: int, lease_id: str, key: str, state: str,
+                      description: str | None = None, result: str | None = None, *,
+                      retries: int | None = None) -> dict[str, Any]:
+        """Records a side effect of a claimed message (job.effect makes these calls): state
+        "started", "done" (result: JSON text, at most 4,096 bytes) or "cleared" (forgets a
+        started key). key 1-128 bytes, description at most 512 (checked before sending). Returns
+        the record {"key", "state", "description", "result", "attempt", "recorded_at",
+        "resolved_by"}. Lease-fenced, so retried (a resent record changes nothing)."""
+        check_key(key)
+        check_state(state)
+        body: dict[str, Any] = {"lease_id": lease_id, "key": key, "state": state}
+        if check_description(description) is not None:
+            body["description"] = description
+        if check_result(result) is not None:
+            body["result"] = result
+        return self.request("POST", f"/queues/{_q(queue)}/messages/{_id(message_id)}/effects",
+                            body, safe=True, retries=retries)
+
+    def succeed_trial(self, queue: str, message_id: int, trial_id: int, lease_id: str, *,
+                      would_effects: list[dict[str, Any]] | None = None,
+                      retries: int | None = None) -> dict[str, Any]:
+        """Answers a claimed trial run: it would succeed, causing `would_effects` ([{"key",
+        "description"}]). Returns the trial. Fenced by the trial's lease, so retried (a resend
+        after the first was applied is 409 lease-lost: the trial has ended)."""
+        body: dict[str, Any] = {"lease_id": lease_id, "would_effects": list(would_effects or [])}
+        return self.request("POST", self._trial_path(queue, message_id, trial_id, "succeed"),
+                            body, safe=True, retries=retries)
+
+    def fail_trial(self, queue: str, message_id: int, trial_id: int, lease_id: str, *,
+                   error: str | None = None, error_class: str | None = None,
+                   retryable: bool | None = None, retry_in: int | None = None,
+                   stack: str | None = None, cause: str | None = None,
+                   fingerprint: str | None = None,
+                   would_effects: list[dict[str, Any]] | None = None,
+                   retries: int | None = None) -> dict[str, Any]:
+        """Answers a claimed trial run: it would fail with this error (fail's members; nothing is
+        retried, the trial just ends failed). Returns the trial. Lease-fenced, so retried."""
+        body: dict[str, Any] = {k: v for k, v in (
+            ("lease_id", lease_id), ("error", error), ("error_class", error_class),
+            ("retryable", retryable), ("retry_in", retry_in), ("stack", stack), ("cause", cause),
+            ("fingerprint", fingerprint)) if v is not None}
+        body["would_effects"] = list(would_effects or [])
+        return self.request("POST", self._trial_path(queue, message_id, trial_id, "fail"),
+                            body, safe=True, retries=retries)
+
+    def extend_trial(self, queue: str, message_id: int, trial_id: int, lease_id: str, *,
+                     seconds: int | None = None, retries: int | None = None) -> dict[str, Any]:
+        """A trial's heartbeat: its lease now ends `seconds` from now (default the queue's
+        visibility_timeout). A trial keeps no checkpoint on dlqd."""
+        body: dict[str, Any] = {"lease_id": lease_id}
+        if seconds is not None:
+            body["seconds"] = seconds
+        return self.request("POST", self._trial_path(queue, message_id, trial_id, "extend"),
+                            body, safe=True, retries=retries)
+
+    @staticmethod
+    def _trial_path(queue: str, message_id: int, trial_id: int, action: str) -> str:
+        return f"/queues/{_q(queue)}/messages/{_id(message_id)}/trials/{_id(trial_id)}/{action}"
