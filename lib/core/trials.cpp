@@ -94,6 +94,11 @@ AttemptRecord trial_entry(const Trial& ended, const Message& m) {
 
 Result<store::TrialChange> answer_trial(const Trial& t, const Message& m, const TrialAnswer& a,
                                         TimeMs now) {
+  // The same answer again under the lease it ended with (its first answer was lost on the way):
+  // 200 with the trial, nothing written, as a resent ack.
+  const bool same_end = (a.kind == TrialAnswer::Kind::succeed && t.status == TrialStatus::succeeded) ||
+                        (a.kind == TrialAnswer::Kind::fail && t.status == TrialStatus::failed);
+  if (same_end && t.lease_id == a.lease_id) return store::TrialChange{t, std::nullopt};
   if (t.status != TrialStatus::running || t.lease_id != a.lease_id) return lease_lost();
   store::TrialChange c{t, std::nullopt};
   Trial& n = c.next;

@@ -43,7 +43,8 @@ struct TrialAnswer {
 Result<Trial> decide_trial_start(const Message& m, const std::optional<Trial>& open,
                                  const TrialStartInput& in, const std::optional<std::string>& payload,
                                  const std::optional<std::string>& actor, TimeMs now);
-// The answer of the worker holding the trial's lease: lease_lost unless it is running under it.
+// The answer of the worker holding the trial's lease: lease_lost unless it is running under it,
+// or the same end again under the lease it ended with (a resend: the trial as it is).
 Result<store::TrialChange> answer_trial(const Trial& t, const Message& m, const TrialAnswer& a,
                                         TimeMs now);
 // The sweep: a running trial whose lease ran out, or one nobody claimed in time.

@@ -117,17 +117,14 @@ struct TrialRow {
 
 }  // namespace
 
-// `where` binds :a and :b (and :text when given); rows in id order.
-std::vector<Trial> TrialSql::select(const std::string& where, long long a, long long b,
-                                    const std::string* text) {
+// `where` may bind :a and :b.
+std::vector<Trial> TrialSql::select(const std::string& where, long long a, long long b) {
   TrialRow row;
-  std::string t = text ? *text : std::string();
   auto st = prepare_call(c_, std::string("SELECT ") + kTrialColumns + " FROM trials WHERE " + where,
                          [&](soci::statement& s) {
                            row.exchange_into(s);
                            if (where.find(":a") != std::string::npos) s.exchange(use(a, "a"));
                            if (where.find(":b") != std::string::npos) s.exchange(use(b, "b"));
-                           if (text) s.exchange(use(t, "text"));
                          });
   std::vector<Trial> out;
   for_each_row(c_, st, [&] { out.push_back(row.to_trial()); });

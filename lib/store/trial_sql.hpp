@@ -37,8 +37,8 @@ class TrialSql {
   void delete_for(const std::string& id_list);
 
  private:
-  std::vector<Trial> select(const std::string& where, long long a, long long b,
-                            const std::string* text = nullptr);
+  // The trials `where` selects; it may bind :a and :b.
+  std::vector<Trial> select(const std::string& where, long long a, long long b);
   Connection& c_;
 };
 

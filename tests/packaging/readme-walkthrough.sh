@@ -2,7 +2,8 @@
 # Runs the README's "Try it" walkthrough as written: every ```sh block of that section, in order,
 # in one shell, against a fresh dlqd of its own (config/dlqd.json, a temp SQLite database, a free
 # 127.0.0.1 port), with curl failing on any error status and dlqctl taken from beside DLQD. Then
-# checks where the walkthrough ends: message 1 succeeded and replay run 1 matched one message.
+# checks where the walkthrough ends: message 1 succeeded, replay run 1 matched one message and
+# the trial run of message 2 succeeded.
 # Usage: readme-walkthrough.sh DLQD
 set -euo pipefail
 [ $# = 1 ] || { echo "usage: readme-walkthrough.sh DLQD" >&2; exit 2; }
@@ -88,4 +89,6 @@ message="$(get /queues/emails/messages/1)" || fail "GET /queues/emails/messages/
   fail "message 1 should have succeeded; it is: $message"
 run="$(get /dlq/replays/1)" || fail "GET /dlq/replays/1: $run"
 [ "$(jq -r .matched <<<"$run")" = 1 ] || fail "replay run 1 should have matched 1 message; it is: $run"
-echo "readme-walkthrough: OK (message 1 succeeded; replay run 1 matched 1)"
+trial="$(get /queues/emails/messages/2/trials/1)" || fail "GET /queues/emails/messages/2/trials/1: $trial"
+[ "$(jq -r .status <<<"$trial")" = succeeded ] || fail "trial 1 should have succeeded; it is: $trial"
+echo "readme-walkthrough: OK (message 1 succeeded; replay run 1 matched 1; trial 1 succeeded)"

@@ -15,26 +15,22 @@ namespace {
 
 const TimeMs T = 4102444800000;  // 2100-01-01
 
-// The rows of `message`'s history the database still holds, read past the Store: once the
-// message is gone, message_history cannot tell whether its history went too.
-long long history_rows(const std::string& url, MessageId message) {
+// The rows of `message` in `table` (attempts, effects) the database still holds, read past the
+// Store: once the message is gone, the Store cannot tell whether they went too.
+long long rows_of(const std::string& url, const std::string& table, MessageId message) {
   store::ConnectionOptions o;
   o.target = parse_database_url(url);
   store::Connection c(o);
   long long n = -1, id = message;
-  c.session() << "SELECT COUNT(*) FROM attempts WHERE message_id = :id", soci::into(n),
+  c.session() << "SELECT COUNT(*) FROM " + table + " WHERE message_id = :id", soci::into(n),
       soci::use(id, "id");
   return n;
 }
-
+long long history_rows(const std::string& url, MessageId message) {
+  return rows_of(url, "attempts", message);
+}
 long long effect_rows(const std::string& url, MessageId message) {
-  store::ConnectionOptions o;
-  o.target = parse_database_url(url);
-  store::Connection c(o);
-  long long n = -1, id = message;
-  c.session() << "SELECT COUNT(*) FROM effects WHERE message_id = :id", soci::into(n),
-      soci::use(id, "id");
-  return n;
+  return rows_of(url, "effects", message);
 }
 
 // A purge of succeeded messages that records what its audit callback was given.

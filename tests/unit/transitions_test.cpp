@@ -620,6 +620,13 @@ BOOST_AUTO_TEST_CASE(trial_rules) {
   BOOST_TEST(*extended->next.lease_expires_at == kNow + 99);
   auto ended = done->next;
   BOOST_TEST(!answer_trial(ended, m, a, kNow + 11).has_value());  // no longer running
+  a.kind = TrialAnswer::Kind::succeed;  // the same end resent: the trial as it is
+  auto resent = answer_trial(ended, m, a, kNow + 12);
+  BOOST_REQUIRE(resent.has_value());
+  BOOST_TEST(!resent->entry.has_value());
+  BOOST_TEST(*resent->next.finished_at == kNow + 10);
+  a.kind = TrialAnswer::Kind::fail;
+  BOOST_TEST(!answer_trial(ended, m, a, kNow + 12).has_value());
 
   auto expired = expire_trial(open, &m, kNow + 20);
   BOOST_TEST((expired.next.status == TrialStatus::expired));
