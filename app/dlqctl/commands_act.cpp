@@ -153,6 +153,15 @@ void print_preview(std::ostream& out, const json::value& p, const json::object& 
   if (const json::array needs = needs_acknowledgement(p); !needs.empty()) {
     out << "not idempotent (needs --acknowledge-side-effects): " << json_shown(needs) << "\n";
   }
+  // Messages holding a side effect left started (issue 36): it may have happened. Their workers
+  // fail them uncertain_effect again unless a handler checks; one by one an operator decides.
+  const json::value* uncertain = p.as_object().if_contains("uncertain_effects");
+  if (uncertain && uncertain->is_object() && cell(*uncertain, "count") != "0") {
+    out << "uncertain side effects: " << cell(*uncertain, "count")
+        << " message(s) hold a started effect that may have happened (ids "
+        << json_shown(uncertain->at("ids")) << "); resolve each first: dlqctl attempts Q ID, then "
+           "replay Q ID --resolve-effect KEY=done|forget\n";
+  }
   out << "preview expires at " << cell(p, "expires_at") << "\n";
 }
 

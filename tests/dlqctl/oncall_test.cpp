@@ -457,6 +457,11 @@ BOOST_AUTO_TEST_CASE(attempts_shows_effects_and_replay_resolves_them) {
   BOOST_TEST(r.out.find("charge the card") != std::string::npos);
   BOOST_TEST(r.out.find("--resolve-effect KEY=done") != std::string::npos);
 
+  r = dlqctl({"replay", "--dead", "--queue", q, "--dry-run"});  // the preview names it
+  REQUIRE_EXIT(r, 0);
+  BOOST_TEST(r.out.find("uncertain side effects: 1 message(s)") != std::string::npos);
+  BOOST_TEST(r.out.find("[" + std::to_string(id) + "]") != std::string::npos);
+
   r = dlqctl({"replay", q, std::to_string(id), "--resolve-effect", "charge=maybe"});
   REQUIRE_EXIT(r, 2);
   BOOST_TEST(r.err.find("KEY=done or KEY=forget") != std::string::npos);
