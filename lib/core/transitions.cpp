@@ -141,7 +141,8 @@ namespace {
 // state's 409s, like an edit's JSON, so that a typo is never applied).
 std::optional<Error> unresolvable_effects(const store::Related& related, const ReplayInput& in) {
   FieldErrors errors;
-  for (const auto& [key, done] : in.resolve_effects) {
+  for (const auto& resolution : in.resolve_effects) {
+    const std::string& key = resolution.first;  // a named variable: lambdas capture no bindings
     auto it = std::find_if(related.effects.begin(), related.effects.end(),
                            [&key](const Effect& e) { return e.key == key; });
     if (it == related.effects.end()) {
