@@ -12,7 +12,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::size_t kMaxJobTypeBytes = 128;
-constexpr std::size_t kMaxReasonBytes = 1024;
 constexpr std::size_t kMaxFilterIds = 10000;
 constexpr std::size_t kMaxTokenBytes = 128;
 constexpr long long kMaxDelaySeconds = 7LL * 86400;

@@ -16,7 +16,6 @@
 
 #include "config/config.hpp"
 #include "core/queue_service.hpp"
-#include "core/trials.hpp"
 #include "core/transitions.hpp"
 #include "model/error.hpp"
 #include "store/store.hpp"
@@ -39,6 +38,10 @@ std::string truncate_utf8(std::string_view s, std::size_t max_bytes);
 // The most items one request may carry: batch enqueue's `messages`, POST /ack's `items` and a
 // claim's `ack` (http-api.md B6, C) — one bound, so that the three cannot drift apart.
 inline constexpr std::size_t kMaxBatchItems = 1000;
+// A lease id as a worker sends it back, and an operator's reason: the same bounds wherever a
+// request carries one.
+inline constexpr std::size_t kMaxLeaseIdBytes = 256;
+inline constexpr std::size_t kMaxReasonBytes = 1024;
 
 struct EnqueueRequest {
   store::NewMessage message;
@@ -134,21 +137,5 @@ struct ReleaseRequest {
 FieldErrors decode_release(const boost::json::object& body, ReleaseRequest& out);
 
 FieldErrors decode_dismiss(const boost::json::object& body, std::optional<std::string>& reason);
-
-// POST .../effects: lease_id, key (1..128 bytes) and state required; description at most 512
-// bytes, result a string of at most 4,096 (issue 36).
-FieldErrors decode_effect(const boost::json::object& body, EffectInput& out);
-
-// Trial runs (issue 36). Start: reason, an edited payload and payload_is_json, as replay takes
-// them. Batch: ids (1 to 10 positive integers) and reason. An answer (out.kind set by the
-// caller): lease_id required; succeed and fail take would_effects (at most
-// limits.max_effects_per_message {key, description}); fail takes fail's members; extend's
-// seconds are read by decode_extend.
-FieldErrors decode_trial_start(const boost::json::object& body, const Config& config,
-                               TrialStartInput& out);
-FieldErrors decode_trial_batch(const boost::json::object& body, std::vector<MessageId>& ids,
-                               std::optional<std::string>& reason);
-FieldErrors decode_trial_answer(const boost::json::object& body, const Config& config,
-                                TrialAnswer& out);
 
 }  // namespace dlq::core

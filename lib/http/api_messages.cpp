@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/effect_requests.hpp"
 #include "http/api_support.hpp"
 #include "http/lifecycle.hpp"
 #include "http/message_stream.hpp"

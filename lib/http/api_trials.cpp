@@ -3,6 +3,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/effect_requests.hpp"
 #include "http/api_support.hpp"
 #include "http/json_codec.hpp"
 
