@@ -1,19 +1,13 @@
 // dlqctl's commands that change things: replay and dismiss (one message, or a dead-letter batch
 // through the server's preview -> confirm_token -> run steps), purge, enqueue, pausing/resuming/
-// cancelling replay runs. Batch actions and purge ask before they act unless --yes.
-#include <unistd.h>
-
+// cancelling replay runs. Batch actions and purge ask before they act unless --yes. Trials:
+// commands_trial.cpp; what both share: act_support.
 #include <cctype>
-#include <csignal>
-#include <fstream>
 #include <iostream>
-#include <iterator>
-#include <sstream>
-#include <thread>
 
 #include <boost/json.hpp>
 
-#include "model/json_text.hpp"
+#include "act_support.hpp"
 #include "output.hpp"
 #include "session.hpp"
 
@@ -21,83 +15,6 @@ namespace dlq::ctl {
 namespace json = boost::json;
 
 namespace {
-
-constexpr auto kPollInterval = std::chrono::milliseconds(500);
-
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void note_interrupt(int) { g_interrupted = 1; }
-
-// Ctrl-C while following sets g_interrupted instead of ending dlqctl mid-line: the loop then
-// says how to follow again. SA_RESTART: a request under way completes.
-void catch_interrupt() {
-  struct sigaction sa {};
-  sa.sa_handler = note_interrupt;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &sa, nullptr);
-}
-
-// Sleeps `d` unless Ctrl-C comes first; true if it did.
-bool interrupted_during(std::chrono::milliseconds d) {
-  constexpr auto kStep = std::chrono::milliseconds(25);
-  for (auto slept = std::chrono::milliseconds(0); slept < d && !g_interrupted; slept += kStep) {
-    std::this_thread::sleep_for(kStep);
-  }
-  return g_interrupted != 0;
-}
-
-// The type of a problem answer, its last path segment ("already-succeeded"); "" if none.
-std::string problem_type(const std::string& body) {
-  std::error_code ec;
-  json::value v = json::parse(body, ec);
-  std::string type = !ec && v.is_object() ? cell(v, "type") : "";
-  return type.substr(type.rfind('/') + 1);
-}
-
-// A refusal that a flag answers names the flag: the server speaks of fields (force,
-// acknowledge_side_effects), the operator types flags.
-[[noreturn]] void rethrow_naming_flags(const ServerRefused& e, const std::string& more = "") {
-  std::string hint = more;
-  const std::string type = problem_type(e.body);
-  if (type == "already-succeeded" || type == "replay-limit") {
-    hint = "add --force to replay it anyway";
-  } else if (field_code(e.body, "acknowledge_side_effects") != "") {
-    hint = "add --acknowledge-side-effects to replay job types that are not idempotent";
-  }
-  if (hint.empty()) throw e;
-  throw ServerRefused(std::string(e.what()) + "\n  " + hint, e.status, e.body);
-}
-
-// Where JSON text stops being JSON, as FILE:LINE:COLUMN (1-based, columns in characters).
-std::string json_error_place(const std::string& where, const std::string& text) {
-  auto error = dlq::json_syntax_error(text);
-  if (!error) return "";
-  std::size_t line = 1, column = 1;
-  for (std::size_t i = 0; i < error->offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) {
-      ++column;
-    }
-  }
-  return where + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + error->what;
-}
-
-// The content of FILE, or of stdin for "-", less one trailing newline (editors add one).
-std::string read_text(Session& s, const std::string& path) {
-  std::string text;
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(s.in), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) throw UsageError("cannot read " + path);
-    text.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  }
-  if (!text.empty() && text.back() == '\n') text.pop_back();
-  if (!text.empty() && text.back() == '\r') text.pop_back();
-  return text;
-}
 
 json::object dead_filter(const Flags& f) {
   json::object filter;
@@ -234,9 +151,7 @@ namespace {
 int replay_one(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
   json::object body;
   if (f.reason) body["reason"] = *f.reason;
-  std::string edited;
-  if (f.edit) body["payload"] = edited = read_text(s, *f.edit);
-  if (f.not_json) body["payload_is_json"] = false;
+  const std::string edited = add_edited_payload(s, f, body);
   if (f.delay) body["delay_seconds"] = *f.delay;
   if (f.force) body["force"] = true;
   if (f.resolve_effects) {
@@ -253,11 +168,7 @@ int replay_one(Session& s, const std::string& queue, const std::string& id, cons
   try {
     answer = on_message(s, queue, [&] { return s.call("POST", message_path(queue, id, "replay"), &v); });
   } catch (const ServerRefused& e) {
-    if (field_code(e.body, "payload") == "invalid_json") {
-      std::string place = json_error_place(*f.edit == "-" ? "stdin" : *f.edit, edited);
-      rethrow_naming_flags(e, (place.empty() ? "" : place + "; ") +
-                                  "send it as text with --not-json");
-    }
+    rethrow_if_edit_not_json(e, f, edited);
     if (problem_type(e.body) == "invalid-state" && !f.force) {
       // Only dead messages replay; a dismissed one does with --force.
       std::string status;
@@ -434,84 +345,6 @@ int change_run(Session& s, const std::string& id, const std::string& action) {
 
 }  // namespace
 
-namespace {
-
-// A trial's outcome in a line: "trial 4 of emails/42: succeeded (worker w1 2.4.1); would: charge 10 EUR".
-std::string trial_line(const json::value& t) {
-  std::string line = "trial " + cell(t, "trial_id") + " of " + cell(t, "queue") + "/" +
-                     cell(t, "message_id") + ": " + cell(t, "status");
-  if (cell(t, "worker") != "-") {
-    line += " (worker " + cell(t, "worker");
-    if (cell(t, "worker_version") != "-") line += " " + cell(t, "worker_version");
-    line += ")";
-  }
-  if (cell(t, "error") != "-") {
-    line += ": " + cell(t, "error");
-    if (cell(t, "error_class") != "-") line += " [" + cell(t, "error_class") + "]";
-  }
-  return line;
-}
-
-void print_would_effects(Session& s, const json::value& t) {
-  const json::value* would = t.as_object().if_contains("would_effects");
-  if (!would || !would->is_array() || would->get_array().empty()) return;
-  s.out << "it would have caused:\n";
-  for (const auto& e : would->get_array()) {
-    s.out << "  " << cell(e, "key");
-    if (cell(e, "description") != "-") s.out << ": " << cell(e, "description");
-    s.out << "\n";
-  }
-}
-
-// trial Q ID: starts a trial run (or finds the open one); --wait follows it to its end, polling
-// every second: exit 0 when it succeeded, 1 when it failed or expired.
-int trial(Session& s, const std::string& queue, const std::string& id, const Flags& f) {
-  json::object body;
-  if (f.reason) body["reason"] = *f.reason;
-  std::string edited;
-  if (f.edit) body["payload"] = edited = read_text(s, *f.edit);
-  if (f.not_json) body["payload_is_json"] = false;
-  json::value v = body;
-  json::value t;
-  try {
-    t = on_message(s, queue, [&] { return s.call("POST", message_path(queue, id, "trials"), &v); });
-  } catch (const ServerRefused& e) {
-    if (field_code(e.body, "payload") == "invalid_json") {
-      std::string place = json_error_place(*f.edit == "-" ? "stdin" : *f.edit, edited);
-      rethrow_naming_flags(e, (place.empty() ? "" : place + "; ") +
-                                  "send it as text with --not-json");
-    }
-    rethrow_naming_flags(e);
-  }
-  const std::string target = message_path(queue, id, "trials") + "/" + cell(t, "trial_id");
-  if (!s.json) s.out << trial_line(t) << "\n" << std::flush;
-  if (!f.wait) return s.json ? (s.print_json(t), kExitOk) : kExitOk;
-  catch_interrupt();
-  std::string last = cell(t, "status");
-  while (last == "pending" || last == "running") {
-    if (interrupted_during(kPollInterval)) {
-      s.err << "stopped waiting; the trial goes on: dlqctl trial " << queue << " " << id
-            << " --wait\n";
-      return kExitInterrupted;
-    }
-    t = s.call("GET", target);
-    if (cell(t, "status") != last && !s.json) s.out << trial_line(t) << "\n" << std::flush;
-    last = cell(t, "status");
-  }
-  if (s.json) {
-    s.print_json(t);
-  } else {
-    print_would_effects(s, t);
-    if (last == "expired" && cell(t, "worker") == "-") {
-      s.err << "no worker took it within trials.timeout_seconds: is a worker running whose "
-               "handler for this message's job type takes trials?\n";
-    }
-  }
-  return last == "succeeded" ? kExitOk : kExitRefused;
-}
-
-}  // namespace
-
 int run_action_command(Session& s, const Invocation& inv) {
   const auto& c = inv.command;
   const auto& a = inv.args;
@@ -520,7 +353,7 @@ int run_action_command(Session& s, const Invocation& inv) {
   if (c == "dismiss") return f.dead ? dismiss_dead(s, f) : dismiss_one(s, a.at(0), a.at(1), f);
   if (c == "purge") return purge(s, a.at(0), f);
   if (c == "enqueue") return enqueue(s, a.at(0), a.at(1), f);
-  if (c == "trial") return trial(s, a.at(0), a.at(1), f);
+  if (c == "trial") return trial_command(s, a.at(0), a.at(1), f);
   if (c == "run" && f.follow) return follow_run(s, std::stoll(a.at(0)));
   if (c == "run") return change_run(s, a.at(0), a.at(1));
   throw UsageError("unknown command: " + c);
