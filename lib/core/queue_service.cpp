@@ -226,7 +226,7 @@ awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::st
 awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::string queue,
                                                 MessageId id, ReplayInput in, bool dry_run) {
   in.actor = ctx.actor;
-  const bool in_resolves_nothing = in.resolve_effects.empty();
+  const bool resolves_effects = !in.resolve_effects.empty();  // read before `in` moves
   store::Decide decide = [in = std::move(in), now = ctx.now, this](const Message& m,
                                                                     const store::Related& r) {
     ReplayInput effective = in;
@@ -243,7 +243,7 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
     return change;
   };
   store::UpdateParams params{std::move(queue), id, std::move(decide), true, dry_run};
-  params.load_effects = !in_resolves_nothing;
+  params.load_effects = resolves_effects;
   auto result = co_await store_.message_update(std::move(params));
   if (result && !dry_run) {
     scheduler_.changed(*result, ctx.now);

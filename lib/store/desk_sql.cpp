@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 
 #include "store/audit_sql.hpp"
+#include "store/effect_sql.hpp"
 #include "store/message_reads.hpp"
 #include "store/message_row.hpp"
 #include "store/message_sql.hpp"
@@ -146,22 +147,22 @@ DeadMatch DeskSql::dead_match(const DeadMatchParams& p) {
   std::stable_sort(m.by_job_type.begin(), m.by_job_type.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });
   // Matched messages holding an effect left `started` (issue 36): its worker may or may not have
-  // done it. effect_count > 0 keeps the subquery off messages that never recorded one.
-  {
-    DeadWhere where{p.filter, std::nullopt};
-    long long id = 0;
-    auto st = prepare_call(c_,
-                           "SELECT id FROM messages" + where.sql(c_.dialect()) +
-                               " AND effect_count > 0 AND id IN (SELECT message_id FROM effects "
-                               "WHERE state = 'started') ORDER BY id",
-                           [&](soci::statement& s) {
-                             s.exchange(into(id));
-                             where.exchange(s);
-                           });
-    for_each_row(c_, st, [&] {
+  // done it. The matched ids are at hand, so only the effects table is read (usually empty), not
+  // the dead messages a second time.
+  std::vector<MessageId> started = effects_.started_message_ids();
+  if (!started.empty()) {
+    // m.ids are in id order unless dead_at_order asked otherwise.
+    std::vector<MessageId> by_id;
+    if (p.dead_at_order) {
+      by_id = m.ids;
+      std::sort(by_id.begin(), by_id.end());
+    }
+    const std::vector<MessageId>& matched = p.dead_at_order ? by_id : m.ids;
+    for (MessageId id : started) {
+      if (!std::binary_search(matched.begin(), matched.end(), id)) continue;
       if (m.uncertain_ids.size() < kUncertainIds) m.uncertain_ids.push_back(id);
       ++m.uncertain_count;
-    });
+    }
   }
   for (std::size_t i = 0; i < m.ids.size() && static_cast<int>(i) < p.sample; ++i) {
     if (auto queue = reads_.queue_of(m.ids[i])) {

@@ -12,6 +12,7 @@
 namespace dlq::store {
 
 class AuditSql;
+class EffectSql;
 class Connection;
 class MessageReads;
 class MessageSql;
@@ -19,8 +20,9 @@ class RunSql;
 
 class DeskSql {
  public:
-  DeskSql(Connection& c, MessageSql& messages, MessageReads& reads, RunSql& runs, AuditSql& audit)
-      : c_(c), messages_(messages), reads_(reads), runs_(runs), audit_(audit) {}
+  DeskSql(Connection& c, MessageSql& messages, MessageReads& reads, RunSql& runs, AuditSql& audit,
+          EffectSql& effects)
+      : c_(c), messages_(messages), reads_(reads), runs_(runs), audit_(audit), effects_(effects) {}
 
   std::vector<Message> dead_list(const DeadListParams& p);
   std::vector<DeadRef> dead_refs(const DeadListParams& p);
@@ -47,6 +49,7 @@ class DeskSql {
   MessageReads& reads_;
   RunSql& runs_;
   AuditSql& audit_;
+  EffectSql& effects_;
 };
 
 }  // namespace dlq::store

@@ -204,6 +204,17 @@ void EffectSql::resolve(MessageId id, const std::vector<EffectResolution>& resol
   }
 }
 
+std::vector<MessageId> EffectSql::started_message_ids() {
+  long long id = 0;
+  auto st = prepare_call(c_,
+                         "SELECT DISTINCT message_id FROM effects WHERE state = 'started' "
+                         "ORDER BY message_id",
+                         [&](soci::statement& s) { s.exchange(into(id)); });
+  std::vector<MessageId> out;
+  for_each_row(c_, st, [&] { out.push_back(id); });
+  return out;
+}
+
 void EffectSql::delete_for(const std::string& id_list) {
   std::string ids = id_list;
   c_.session() << "DELETE FROM effects WHERE message_id IN (" + c_.dialect().json_ids("ids") + ")",

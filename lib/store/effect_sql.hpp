@@ -28,6 +28,8 @@ class EffectSql {
   Result<EffectOutcome> record(const Message& current, const EffectParams& p);
   // A replay's resolutions (Change::resolutions) of the message's effects.
   void resolve(MessageId id, const std::vector<EffectResolution>& resolutions);
+  // The messages holding an effect left `started`, ascending (batch previews' uncertain ones).
+  std::vector<MessageId> started_message_ids();
   // Purge and retention: the effects of the messages in `id_list` (a JSON array of ids).
   void delete_for(const std::string& id_list);
 

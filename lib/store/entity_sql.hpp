@@ -37,7 +37,7 @@ struct EntitySql {
         claims(c),
         reads(c),
         runs(c, messages, audit),
-        desk(c, messages, reads, runs, audit),
+        desk(c, messages, reads, runs, audit, effects),
         housekeeping(c, audit, names, incidents, effects, trials),
         leadership(c) {}
   EntitySql(const EntitySql&) = delete;

@@ -227,11 +227,26 @@ std::vector<Trial> TrialSql::claim(const ClaimParams& p) {
   return taken;
 }
 
+namespace {
+const char* const kExpired =
+    "(status = 'running' AND lease_expires_at <= :a) OR (status = 'pending' AND created_at <= :b)";
+}  // namespace
+
 std::vector<Trial> TrialSql::expired(TimeMs now, TimeMs pending_before, long long limit) {
-  return select("(status = 'running' AND lease_expires_at <= :a) OR "
-                "(status = 'pending' AND created_at <= :b) ORDER BY id LIMIT " +
-                    std::to_string(limit) + c_.dialect().for_update_skip_locked,
+  return select(std::string(kExpired) + " ORDER BY id LIMIT " + std::to_string(limit) +
+                    c_.dialect().for_update_skip_locked,
                 now, pending_before);
+}
+
+bool TrialSql::any_expired(TimeMs now, TimeMs pending_before) {
+  long long a = now, b = pending_before, one = 0;
+  auto st = prepare_call(c_, std::string("SELECT 1 FROM trials WHERE ") + kExpired + " LIMIT 1",
+                         [&](soci::statement& s) {
+                           s.exchange(into(one));
+                           s.exchange(use(a, "a"));
+                           s.exchange(use(b, "b"));
+                         });
+  return run_once(c_, st);
 }
 
 void TrialSql::delete_for(const std::string& id_list) {

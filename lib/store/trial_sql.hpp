@@ -33,6 +33,8 @@ class TrialSql {
   std::vector<Trial> claim(const ClaimParams& p);
   // Open trials whose lease ran out, or that stayed pending since before `pending_before`.
   std::vector<Trial> expired(TimeMs now, TimeMs pending_before, long long limit);
+  // Whether any trial expired(now, pending_before) would find, without locking (a reader's look).
+  bool any_expired(TimeMs now, TimeMs pending_before);
   // Purge and retention: the trials of the messages in `id_list` (a JSON array of ids).
   void delete_for(const std::string& id_list);
 
