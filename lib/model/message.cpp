@@ -6,25 +6,10 @@
 #include <array>
 #include <utility>
 
+#include "model/enum_names.hpp"
+
 namespace dlq {
 namespace {
-
-template <class E, std::size_t N>
-std::optional<E> lookup(const std::array<std::pair<E, std::string_view>, N>& table,
-                        std::string_view text) {
-  for (const auto& [value, name] : table) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
-
-template <class E, std::size_t N>
-std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
-  for (const auto& [v, name] : table) {
-    if (v == value) return name;
-  }
-  return "unknown";
-}
 
 constexpr std::array<std::pair<Status, std::string_view>, 5> kStatuses{{
     {Status::pending, "pending"},
@@ -77,21 +62,27 @@ bool valid_queue_name(std::string_view name) {
   });
 }
 
-std::string_view to_string(Status s) { return name_of(kStatuses, s); }
-std::optional<Status> parse_status(std::string_view s) { return lookup(kStatuses, s); }
+std::string_view to_string(Status s) { return enum_name(kStatuses, s); }
+std::optional<Status> parse_status(std::string_view s) { return enum_from_name(kStatuses, s); }
 
-std::string_view to_string(ErrorClass c) { return name_of(kErrorClasses, c); }
-std::optional<ErrorClass> parse_error_class(std::string_view s) { return lookup(kErrorClasses, s); }
+std::string_view to_string(ErrorClass c) { return enum_name(kErrorClasses, c); }
+std::optional<ErrorClass> parse_error_class(std::string_view s) {
+  return enum_from_name(kErrorClasses, s);
+}
 
-std::string_view to_string(DeadReason r) { return name_of(kDeadReasons, r); }
-std::optional<DeadReason> parse_dead_reason(std::string_view s) { return lookup(kDeadReasons, s); }
+std::string_view to_string(DeadReason r) { return enum_name(kDeadReasons, r); }
+std::optional<DeadReason> parse_dead_reason(std::string_view s) {
+  return enum_from_name(kDeadReasons, s);
+}
 
-std::string_view to_string(EffectState s) { return name_of(kEffectStates, s); }
-std::optional<EffectState> parse_effect_state(std::string_view s) { return lookup(kEffectStates, s); }
+std::string_view to_string(EffectState s) { return enum_name(kEffectStates, s); }
+std::optional<EffectState> parse_effect_state(std::string_view s) {
+  return enum_from_name(kEffectStates, s);
+}
 
-std::string_view to_string(AttemptOutcome o) { return name_of(kOutcomes, o); }
+std::string_view to_string(AttemptOutcome o) { return enum_name(kOutcomes, o); }
 std::optional<AttemptOutcome> parse_attempt_outcome(std::string_view s) {
-  return lookup(kOutcomes, s);
+  return enum_from_name(kOutcomes, s);
 }
 
 }  // namespace dlq

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "model/enum_names.hpp"
+
 namespace dlq {
 namespace {
 
@@ -17,19 +19,9 @@ constexpr std::array<std::pair<RunStatus, std::string_view>, 5> kNames{{
 
 }  // namespace
 
-std::string_view to_string(RunStatus s) {
-  for (const auto& [status, name] : kNames) {
-    if (status == s) return name;
-  }
-  return "unknown";
-}
+std::string_view to_string(RunStatus s) { return enum_name(kNames, s); }
 
-std::optional<RunStatus> parse_run_status(std::string_view s) {
-  for (const auto& [status, name] : kNames) {
-    if (name == s) return status;
-  }
-  return std::nullopt;
-}
+std::optional<RunStatus> parse_run_status(std::string_view s) { return enum_from_name(kNames, s); }
 
 bool run_live(RunStatus s) {
   return std::find(kLiveRunStatuses.begin(), kLiveRunStatuses.end(), s) != kLiveRunStatuses.end();

@@ -6,6 +6,8 @@
 
 #include <boost/json.hpp>
 
+#include "model/enum_names.hpp"
+
 namespace dlq {
 namespace json = boost::json;
 
@@ -21,18 +23,10 @@ constexpr std::array<std::pair<TrialStatus, std::string_view>, 5> kStatuses{{
 
 }  // namespace
 
-std::string_view to_string(TrialStatus s) {
-  for (const auto& [status, name] : kStatuses) {
-    if (status == s) return name;
-  }
-  return "pending";
-}
+std::string_view to_string(TrialStatus s) { return enum_name(kStatuses, s); }
 
 std::optional<TrialStatus> parse_trial_status(std::string_view s) {
-  for (const auto& [status, name] : kStatuses) {
-    if (name == s) return status;
-  }
-  return std::nullopt;
+  return enum_from_name(kStatuses, s);
 }
 
 std::string would_effects_json(const std::vector<WouldEffect>& effects) {
