@@ -20,7 +20,7 @@ std::string trial_summary(const Trial& t) {
   json::object o;
   o["trial_id"] = t.id;
   o["status"] = to_string(t.status);
-  o["would_effects"] = json::parse(would_effects_json(t.would_effects));
+  o["would_effects"] = would_effects_array(t.would_effects);
   return json::serialize(o);
 }
 

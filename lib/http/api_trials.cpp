@@ -21,37 +21,31 @@ std::optional<long long> trial_id(std::string_view raw) {
 }
 
 Response trial_not_found(const Config& c, const Request& r) {
-  return problem_from_error(context(c, r), Error(Errc::trial_not_found, "no such trial run of this message"));
-}
-
-json::value opt(const std::optional<std::string>& s) {
-  return s ? json::value(*s) : json::value(nullptr);
+  return problem_from_error(context(c, r),
+                            Error(Errc::trial_not_found, "no such trial run of this message"));
 }
 
 }  // namespace
 
 json::object trial_json(const Trial& t, const core::Redactor& redactor) {
-  auto masked = [&redactor](const std::optional<std::string>& s) -> json::value {
-    return s ? json::value(redactor.text(*s)) : json::value(nullptr);
-  };
   json::object o;
   o["trial_id"] = t.id;
   o["queue"] = t.queue;
   o["message_id"] = t.message_id;
   o["status"] = to_string(t.status);
-  o["actor"] = opt(t.actor);
-  o["reason"] = opt(t.reason);
+  o["actor"] = optional_string(t.actor);
+  o["reason"] = optional_string(t.reason);
   o["payload_edited"] = t.payload.has_value();
   o["created_at"] = format_rfc3339(t.created_at);
   o["claimed_at"] = time_json(t.claimed_at);
   o["finished_at"] = time_json(t.finished_at);
-  o["worker"] = opt(t.worker);
-  o["worker_version"] = opt(t.worker_version);
-  o["error"] = masked(t.error);
-  o["error_class"] = t.error_class ? json::value(to_string(*t.error_class)) : json::value(nullptr);
-  o["stack"] = masked(t.stack);
-  o["cause"] = masked(t.cause);
-  o["would_effects"] = json::parse(would_effects_json(t.would_effects));
+  o["worker"] = optional_string(t.worker);
+  o["worker_version"] = optional_string(t.worker_version);
+  o["error"] = masked_text(t.error, redactor);
+  o["error_class"] = optional_string(t.error_class);
+  o["stack"] = masked_text(t.stack, redactor);
+  o["cause"] = masked_text(t.cause, redactor);
+  o["would_effects"] = would_effects_array(t.would_effects);
   return o;
 }
 

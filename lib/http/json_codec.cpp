@@ -9,19 +9,10 @@
 namespace dlq::http {
 namespace json = boost::json;
 
-namespace {
-
-template <class T>
-json::value optional_string(const std::optional<T>& v) {
-  if (!v) return nullptr;
-  if constexpr (std::is_same_v<T, std::string>) {
-    return json::value(*v);
-  } else {
-    return json::value(to_string(*v));
-  }
+json::value masked_text(const std::optional<std::string>& text, const core::Redactor& redactor) {
+  if (!text) return nullptr;
+  return json::value(redactor.text(*text));
 }
-
-}  // namespace
 
 json::value time_json(const std::optional<TimeMs>& t) {
   if (!t) return nullptr;
@@ -155,10 +146,7 @@ std::string message_list_text(std::string_view list_key, const std::vector<Messa
 }
 
 json::object attempt_json(const AttemptRecord& a, const core::Redactor& redactor) {
-  auto masked = [&redactor](const std::optional<std::string>& s) -> json::value {
-    if (!s) return nullptr;
-    return json::value(redactor.text(*s));
-  };
+  auto masked = [&redactor](const std::optional<std::string>& s) { return masked_text(s, redactor); };
   json::object o;
   o["attempt"] = a.attempt;
   o["claimed_at"] = time_json(a.claimed_at);
@@ -204,11 +192,7 @@ json::object effect_json(const Effect& e, Audience audience, const core::Redacto
   json::object o;
   o["key"] = e.key;
   o["state"] = to_string(e.state);
-  if (e.description) {
-    o["description"] = people ? redactor.text(*e.description) : *e.description;
-  } else {
-    o["description"] = nullptr;
-  }
+  o["description"] = people ? masked_text(e.description, redactor) : optional_string(e.description);
   if (e.result) {
     o["result"] = people ? redactor.payload(*e.result) : *e.result;
   } else {

@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -41,5 +42,18 @@ boost::json::object attempt_json(const AttemptRecord& a, const core::Redactor& r
 // "resolved_by"}. For people the result is masked like a payload and the description like text.
 boost::json::object effect_json(const Effect& e, Audience audience, const core::Redactor& redactor);
 boost::json::value time_json(const std::optional<TimeMs>& t);
+// A string (or an enum by its name) as JSON, or null.
+template <class T>
+boost::json::value optional_string(const std::optional<T>& v) {
+  if (!v) return nullptr;
+  if constexpr (std::is_same_v<T, std::string>) {
+    return boost::json::value(*v);
+  } else {
+    return boost::json::value(to_string(*v));
+  }
+}
+// Free text as people see it (error, stack, cause: secrets masked), or null.
+boost::json::value masked_text(const std::optional<std::string>& text,
+                               const core::Redactor& redactor);
 
 }  // namespace dlq::http

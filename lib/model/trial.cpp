@@ -29,7 +29,7 @@ std::optional<TrialStatus> parse_trial_status(std::string_view s) {
   return enum_from_name(kStatuses, s);
 }
 
-std::string would_effects_json(const std::vector<WouldEffect>& effects) {
+json::array would_effects_array(const std::vector<WouldEffect>& effects) {
   json::array out;
   out.reserve(effects.size());
   for (const auto& e : effects) {
@@ -38,7 +38,11 @@ std::string would_effects_json(const std::vector<WouldEffect>& effects) {
     o["description"] = e.description ? json::value(*e.description) : json::value(nullptr);
     out.push_back(std::move(o));
   }
-  return json::serialize(out);
+  return out;
+}
+
+std::string would_effects_json(const std::vector<WouldEffect>& effects) {
+  return json::serialize(would_effects_array(effects));
 }
 
 std::vector<WouldEffect> parse_would_effects(std::string_view text) {

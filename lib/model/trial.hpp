@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/array.hpp>
+
 #include "model/message.hpp"
 #include "model/time.hpp"
 
@@ -51,7 +53,8 @@ struct Trial {
   std::vector<WouldEffect> would_effects;
 };
 
-// `would_effects` as stored and shown: [{"key", "description"}].
+// `would_effects` as shown, [{"key", "description"}], and as stored (that array's text).
+boost::json::array would_effects_array(const std::vector<WouldEffect>& effects);
 std::string would_effects_json(const std::vector<WouldEffect>& effects);
 std::vector<WouldEffect> parse_would_effects(std::string_view json);
 
