@@ -3,7 +3,7 @@
 
 import { after, describe, it } from "node:test";
 import * as assert from "node:assert/strict";
-import { Client, Fail, InvalidInput, NonRetryable, Snooze, Throttled, cutUtf8, outcomeOf } from "../src/index.js";
+import { Client, EffectNotDone, Fail, InvalidInput, NonRetryable, Snooze, Throttled, UncertainEffect, cutUtf8, outcomeOf } from "../src/index.js";
 import type { Job } from "../src/index.js";
 import { recordingLogger, startDlqd, startProxy, vectors, waitFor, watchUnhandled, newWorker, stopWorkers } from "./helpers.js";
 
@@ -26,6 +26,13 @@ function raise(r: Record<string, any>): Error {
       return new Throttled(r.message, r.retry_in);
     case "Snooze":
       return new Snooze(r.seconds);
+    case "EffectNotDone":
+      return new EffectNotDone(r.message, { errorClass: r.error_class, retryable: r.retryable, retryIn: r.retry_in, fingerprint: r.fingerprint });
+    case "UncertainEffect":
+      return new UncertainEffect(r.key, {
+        key: r.key, state: "started", description: null, result: null, attempt: r.attempt,
+        recorded_at: "2026-01-01T00:00:00.000Z", resolved_by: null,
+      });
     case "TimeoutError": {
       const e = new Error(r.message);
       e.name = "TimeoutError";
@@ -120,6 +127,8 @@ describe("failures", { concurrency: true, timeout: 60000 }, () => {
       TimeoutError: { status: "pending", error_class: "timeout", dead_reason: null },
       Error: { status: "pending", error_class: "unknown", dead_reason: null },
       Snooze: { status: "pending", error_class: null, dead_reason: null },
+      EffectNotDone: { status: "dead", error_class: "invalid_input", dead_reason: "non_retryable" },
+      UncertainEffect: { status: "dead", error_class: "uncertain_effect", dead_reason: "non_retryable" },
     };
     const ids: number[] = [];
     for (let i = 0; i < cases.length; i++) ids.push((await client.enqueue("x", { i }, { jobType: "v", maxRetries: cases[i].maxRetries })).id);

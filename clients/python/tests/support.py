@@ -149,6 +149,27 @@ class RecordingClient(dlq.Client):
             return [(p, b) for m, p, b, a in self.sent if p.endswith(suffix)]
 
 
+class DlqdTests(unittest.TestCase):
+    """One dlqd per test class, started with CONFIG (None: the quiet default), and a recording
+    client per test."""
+
+    CONFIG: dict[str, Any] | None = None
+    dlqd: Dlqd
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.dlqd = Dlqd(cls.CONFIG).start()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.dlqd.cleanup()
+
+    def client(self) -> RecordingClient:
+        c = RecordingClient(self.dlqd.url)
+        self.addCleanup(c.close)
+        return c
+
+
 class RunningWorker:
     """A Worker's run() on a thread (no signals there); stop() joins it."""
 

@@ -23,19 +23,8 @@ class Error(Exception):
     pass
 
 
-class EffectTests(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.dlqd = support.Dlqd(CONFIG).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.dlqd.cleanup()
-
-    def client(self) -> support.RecordingClient:
-        c = support.RecordingClient(self.dlqd.url)
-        self.addCleanup(c.close)
-        return c
+class EffectTests(support.DlqdTests):
+    CONFIG = CONFIG
 
     def work(self, c: dlq.Client, queue: str, handle: Callable[[dlq.Job], Any], message_id: int,
              status: str) -> dict[str, Any]:

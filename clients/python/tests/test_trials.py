@@ -19,20 +19,7 @@ class Declined(Exception):
     pass
 
 
-class TrialTests(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.dlqd = support.Dlqd().start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.dlqd.cleanup()
-
-    def client(self) -> support.RecordingClient:
-        c = support.RecordingClient(self.dlqd.url)
-        self.addCleanup(c.close)
-        return c
-
+class TrialTests(support.DlqdTests):
     def dead(self, c: dlq.Client, queue: str, job_type: str = "charge", payload: Any = None,
              effects: dict[str, str] | None = None) -> dict[str, Any]:
         """A dead message of `job_type` (its one attempt failed), its `effects` ({key: result

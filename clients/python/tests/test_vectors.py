@@ -34,6 +34,13 @@ def build(spec: dict) -> BaseException:
         return TimeoutError(spec["message"])
     if kind == "Snooze":
         return dlq.Snooze(spec["seconds"])
+    if kind == "EffectNotDone":
+        return dlq.EffectNotDone(spec["message"], spec.get("error_class", "unknown"),
+                                 spec.get("retryable"), spec.get("retry_in"),
+                                 spec.get("fingerprint"))
+    if kind == "UncertainEffect":
+        return dlq.UncertainEffect(spec["key"], {"key": spec["key"], "state": "started",
+                                                 "attempt": spec["attempt"]})
     if kind == "Error":
         return Error(spec["message"])
     raise AssertionError(f"unknown kind {kind!r} in vectors.json")

@@ -23,19 +23,8 @@ class Error(Exception):
     pass
 
 
-class WorkerTests(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.dlqd = support.Dlqd({"queues": QUEUES}).start()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.dlqd.cleanup()
-
-    def client(self) -> support.RecordingClient:
-        c = support.RecordingClient(self.dlqd.url)
-        self.addCleanup(c.close)
-        return c
+class WorkerTests(support.DlqdTests):
+    CONFIG = {"queues": QUEUES}
 
     def run_worker(self, w: dlq.Worker) -> support.RunningWorker:
         running = support.RunningWorker(w)
