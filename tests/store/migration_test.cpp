@@ -5,7 +5,7 @@
 // batch actions of earlier versions the queue their filter names, 011 lists the queues that
 // hold messages in queue_names, 012's fingerprints and titles are null on the rows it finds, and
 // 014 fills the lineage (life, replay_id) of stored entries, 015 counts what open incidents
-// reached as told.
+// reached as told, and after 016-018 no stored row names a worker version, an effect or a trial.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -217,6 +217,17 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         BOOST_TEST(entries >= 5);
         BOOST_TEST(versioned == 0);
         BOOST_TEST(messages == 0);
+      }
+      {  // 017, 018: messages stored before hold no effect, and no entry is a trial's
+        long long counted = -1, effects = -1, trial_entries = -1, trials = -1;
+        c.session() << "SELECT COALESCE(SUM(effect_count), 0) FROM messages", soci::into(counted);
+        c.session() << "SELECT COUNT(*) FROM effects", soci::into(effects);
+        c.session() << "SELECT COUNT(trial) FROM attempts", soci::into(trial_entries);
+        c.session() << "SELECT COUNT(*) FROM trials", soci::into(trials);
+        BOOST_TEST(counted == 0);
+        BOOST_TEST(effects == 0);
+        BOOST_TEST(trial_entries == 0);
+        BOOST_TEST(trials == 0);
       }
       for (auto& n : nodes) {
         if (n) n->close();
