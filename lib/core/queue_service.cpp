@@ -222,7 +222,6 @@ awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::st
   co_return result;
 }
 
-
 awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::string queue,
                                                 MessageId id, ReplayInput in, bool dry_run) {
   in.actor = ctx.actor;
@@ -232,7 +231,9 @@ awaitable<Result<Message>> QueueService::replay(const RequestContext& ctx, std::
     ReplayInput effective = in;
     effective.max_replays = config_.max_replays_for(m.queue, m.job_type);
     if (in.payload && in.payload_is_json) {
-      if (auto bad = edited_payload_not_json(m.payload, *in.payload)) return Result<store::Change>(*bad);
+      if (auto bad = edited_payload_not_json(m.payload, *in.payload)) {
+        return Result<store::Change>(*bad);
+      }
     }
     if (in.payload) {
       // Masks the operator left in place keep the original values.

@@ -184,6 +184,11 @@ void MessageSql::stamp_life(Change& change) {
   for (auto& entry : change.history) entry.life = change.next.replay_count;
 }
 
+void MessageSql::append_entry(const Message& m, AttemptRecord entry) {
+  entry.life = m.replay_count;
+  append_history({std::move(entry)});
+}
+
 void MessageSql::write(const Message& m) {
   auto& s = kept_->update;
   s.binds().row.assign(m);
@@ -327,11 +332,6 @@ std::vector<Message> MessageSql::reap(const ReapParams& p) {
 }
 
 // ---- before the commit -----------------------------------------------------------------------
-
-void MessageSql::append_entry(const Message& m, AttemptRecord entry) {
-  entry.life = m.replay_count;
-  append_history({std::move(entry)});
-}
 
 void MessageSql::note_work(const std::string& queue) {
   if (c_.is_sqlite()) return;
