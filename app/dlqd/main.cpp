@@ -67,6 +67,14 @@ void start_backfill(dlq::store::Store& store, const dlq::core::Redactor& redacto
   boot.run();
 }
 
+dlq::store::SqliteFaults sqlite_faults(const dlq::Config::Testing::Faults& f) {
+  return {.power_loss = f.sqlite_power_loss,
+          .power_cut_at_sync = f.power_cut_at_sync,
+          .power_cut_tear = f.power_cut_tear,
+          .fail_call = f.fail_call,
+          .fail_full = f.fail_with == "full"};
+}
+
 constexpr auto kShutdownGrace = std::chrono::seconds(10);
 constexpr auto kCloseGrace = std::chrono::seconds(5);
 constexpr auto kTaskGrace = std::chrono::seconds(5);
@@ -94,7 +102,9 @@ std::optional<Options> parse_flags(int argc, char** argv) {
       ("db", po::value(&db), "database URL: sqlite:PATH or postgresql://user@host:port/db")
       ("print-config", "print the merged configuration and exit")
       ("check-config", "validate the configuration and exit")
-      ("print-routes", "print the route table (METHOD PATTERN ACCESS per line) and exit");
+      ("print-routes", "print the route table (METHOD PATTERN ACCESS per line) and exit")
+      ("allow-testing-faults", "accept testing.faults.* (fault tests only: they lose data on "
+                               "purpose)");
   po::variables_map vm;
   po::store(po::parse_command_line(argc, argv, desc), vm);
   po::notify(vm);
@@ -109,6 +119,7 @@ std::optional<Options> parse_flags(int argc, char** argv) {
   o.print_config = vm.count("print-config") > 0;
   o.check_config = vm.count("check-config") > 0;
   o.print_routes = vm.count("print-routes") > 0;
+  o.overrides.allow_testing_faults = vm.count("allow-testing-faults") > 0;
   return o;
 }
 
@@ -184,6 +195,10 @@ int run(const Options& options) {
     return 0;
   }
   dlq::log::setup(config.log.level, config.log.format);
+  for (const auto& key : config.testing.faults.given) {
+    dlq::log::error("testing fault armed: this dlqd loses or refuses writes on purpose",
+                    {{"key", "testing.faults." + key}});
+  }
   // Every connection is a descriptor: use all the kernel allows us, not the shell's soft limit.
   rlimit files{};
   if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
@@ -200,7 +215,9 @@ int run(const Options& options) {
       .group_commit_max_wait_us = config.database.group_commit_max_wait_us,
       .leader_takeover_ms = dlq::seconds_to_ms(config.database.leader_takeover_seconds),
       .statement_timeout_ms = dlq::seconds_to_ms(config.database.statement_timeout_seconds),
-      .sqlite_max_page_count = config.testing.sqlite_max_page_count};
+      .sqlite_max_page_count = config.testing.sqlite_max_page_count,
+      .sqlite_faults = sqlite_faults(config.testing.faults),
+      .answer_before_commit = config.testing.faults.answer_before_commit};
   const int threads = dlq::http::IoPool::io_threads(config.threads);
   if (config.threads > threads) {
     dlq::log::warn("threads lowered to the CPUs available",

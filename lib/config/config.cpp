@@ -264,6 +264,18 @@ void visit_tail(V& v, Config& c) {
   v.object("testing", [&c](V& t) {
     t.boolean("allow_clock_override", c.testing.allow_clock_override);
     t.integer("sqlite_max_page_count", c.testing.sqlite_max_page_count, 0, 1LL << 40);
+    t.object("faults", [&c](V& f) {
+      auto& x = c.testing.faults;
+      f.boolean("answer_before_commit", x.answer_before_commit);
+      f.boolean("sqlite_power_loss", x.sqlite_power_loss);
+      f.integer("power_cut_at_sync", x.power_cut_at_sync, 0, 1LL << 40);
+      f.boolean("power_cut_tear", x.power_cut_tear);
+      f.integer("fail_call", x.fail_call, 0, 1LL << 40);
+      f.string("fail_with", x.fail_with, [](const std::string& v) -> std::optional<std::string> {
+        if (v == "ioerr" || v == "full") return std::nullopt;
+        return "must be one of \"ioerr\", \"full\"";
+      });
+    });
   });
 }
 
@@ -298,6 +310,36 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   if (c.alerts.on_new_incident && c.alerts.webhook_url.empty()) {
     errors.push_back("config key \"alerts.on_new_incident\": true needs alerts.webhook_url "
                      "(where the incident events go)");
+  }
+}
+
+// The keys under testing.faults that a (valid) config document gives.
+std::vector<std::string> given_fault_keys(const json::object& root) {
+  std::vector<std::string> keys;
+  const json::value* testing = root.if_contains("testing");
+  const json::value* faults = testing ? testing->as_object().if_contains("faults") : nullptr;
+  if (faults == nullptr) return keys;
+  for (const auto& member : faults->as_object()) keys.emplace_back(member.key());
+  return keys;
+}
+
+// testing.faults.* arm only with --allow-testing-faults (no environment variable can: a config
+// file copied to production arms nothing), and all but answer_before_commit only on SQLite.
+void check_fault_keys(const Config& c, const ConfigOverrides& flags,
+                      std::vector<std::string>& errors) {
+  bool postgresql = false;
+  try {
+    postgresql = parse_database_url(c.database.url).backend == DatabaseTarget::Backend::postgresql;
+  } catch (const std::exception&) {
+    return;  // the URL's own error is reported already
+  }
+  for (const auto& key : c.testing.faults.given) {
+    const std::string name = "config key \"testing.faults." + key + "\": ";
+    if (!flags.allow_testing_faults) {
+      errors.push_back(name + "only with --allow-testing-faults");
+    } else if (postgresql && key != "answer_before_commit") {
+      errors.push_back(name + "SQLite's only; the database is PostgreSQL");
+    }
   }
 }
 
@@ -387,6 +429,7 @@ Config parse_config(std::string_view text) {
   std::vector<std::string> errors;
   parse_into(root.get_object(), c, errors);
   throw_if_errors(errors);
+  c.testing.faults.given = given_fault_keys(root.get_object());
   return c;
 }
 
@@ -428,6 +471,7 @@ Config load_config(const std::optional<std::string>& path, const ConfigOverrides
   }
   if (flags.listen) apply("--listen", *flags.listen, c.listen, check_listen);
   if (flags.database_url) apply("--db", *flags.database_url, c.database.url, check_database_url);
+  check_fault_keys(c, flags, errors);
   throw_if_errors(errors);
   return c;
 }
@@ -445,6 +489,8 @@ std::string print_config(const Config& config) {
     visit_job_type(j, policy);
   });
   visit_tail(p, c);
+  // Faults show only when given, so that a printed configuration loads without the flag.
+  if (c.testing.faults.given.empty()) root["testing"].as_object().erase("faults");
   std::string out;
   pretty_print(out, root, 0);
   out += '\n';

@@ -164,6 +164,18 @@ struct Config {
     // SQLite: the most pages the database file may hold (PRAGMA max_page_count); 0: no limit.
     // Lets tests fill the "disk" without a small mount.
     long long sqlite_max_page_count = 0;
+    // Faults injected on purpose for the fault tests (docs/reliability.md). Refused unless dlqd
+    // runs with --allow-testing-faults; all but answer_before_commit are SQLite's.
+    struct Faults {
+      bool answer_before_commit = false;  // answer each write before its group's COMMIT
+      bool sqlite_power_loss = false;     // unsynced writes live in memory until a sync
+      long long power_cut_at_sync = 0;    // at the Nth sync: pause, drop held writes, _exit(137)
+      bool power_cut_tear = false;        // at the cut, a prefix of the held writes lands, torn
+      long long fail_call = 0;            // the Nth read, write, sync or truncate fails once
+      std::string fail_with = "ioerr";    // or "full" (writes only)
+      // The keys the config file gave (not printed): what --allow-testing-faults must allow.
+      std::vector<std::string> given;
+    } faults;
   } testing;
 
   // The policy of one queue (its overrides merged over `defaults`).
@@ -185,6 +197,7 @@ class ConfigError : public std::runtime_error {
 struct ConfigOverrides {
   std::optional<std::string> listen;
   std::optional<std::string> database_url;
+  bool allow_testing_faults = false;  // --allow-testing-faults: testing.faults.* may be given
 };
 
 // Parses a config document (comments and trailing commas allowed) over the defaults.

@@ -19,6 +19,7 @@
 #include "model/error.hpp"
 #include "model/logging.hpp"
 #include "store/statement_watch.hpp"
+#include "store/fault_vfs.hpp"
 #include "store/wal_writes.hpp"
 
 namespace dlq::store {
@@ -53,9 +54,10 @@ soci::session open_session(const ConnectionOptions& o) {
     // per-call mutexes are pure cost ("multi-thread" mode), as is its memory accounting (a
     // mutex per allocation). Takes effect only before SQLite's first use in the process;
     // later SQLite refuses, harmlessly.
-    static const bool configured = [] {
+    static const bool configured = [&o] {
       sqlite_api::sqlite3_config(SQLITE_CONFIG_MULTITHREAD);
       sqlite_api::sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+      install_sqlite_faults(o.sqlite_faults);  // under the gathering, where a disk's faults land
       install_wal_write_gathering();  // after the configuration: it initializes SQLite
       return true;
     }();

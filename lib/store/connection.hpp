@@ -13,6 +13,7 @@
 
 #include "config/database_url.hpp"
 #include "store/dialect.hpp"
+#include "store/fault_vfs.hpp"
 
 namespace dlq::store {
 
@@ -21,6 +22,7 @@ struct ConnectionOptions {
   std::string sqlite_synchronous = "full";
   long long statement_timeout_ms = 30000;  // PostgreSQL
   long long sqlite_max_page_count = 0;     // SQLite; 0: no limit
+  SqliteFaults sqlite_faults;              // testing.faults (the first connection installs them)
   // PostgreSQL: cuts off a job that holds the connection past its bound (statement_watch.hpp).
   std::shared_ptr<class StatementWatch> watch;
 };

@@ -132,7 +132,7 @@ std::vector<Message> claim_with_trials(EntitySql& sql, const ClaimParams& p) {
 
 SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node_(make_node_id()) {
   ConnectionOptions co{options_.target, options_.sqlite_synchronous, options_.statement_timeout_ms,
-                       options_.sqlite_max_page_count, nullptr};
+                       options_.sqlite_max_page_count, options_.sqlite_faults, nullptr};
   if (options_.target.backend == DatabaseTarget::Backend::postgresql) {
     // A job may run a second longer than one statement may: past that the server has gone silent.
     co.watch = std::make_shared<StatementWatch>(
@@ -155,7 +155,7 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node
   writer_ = std::make_unique<Writer>(sessions, std::move(first),
                                      static_cast<std::size_t>(options_.group_commit_max_batch),
                                      std::chrono::microseconds(options_.group_commit_max_wait_us),
-                                     writers);
+                                     writers, options_.answer_before_commit);
   readers_ = std::make_unique<Readers>(sessions, std::max(1, options_.pool_size - writers));
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/database_url.hpp"
+#include "store/fault_vfs.hpp"
 #include "store/store.hpp"
 
 namespace dlq::store {
@@ -29,6 +30,10 @@ struct SqlStoreOptions {
   // PostgreSQL: statement_timeout of every connection. SQLite: max_page_count (0: none).
   TimeMs statement_timeout_ms = 30000;
   long long sqlite_max_page_count = 0;
+  // testing.faults (only with --allow-testing-faults): SQLite's, and the writer answering each
+  // job before its group's COMMIT (the bug the fault tests must catch).
+  SqliteFaults sqlite_faults;
+  bool answer_before_commit = false;
 };
 
 class SqlStore final : public Store {

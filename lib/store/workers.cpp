@@ -123,8 +123,11 @@ Session::~Session() {
 }
 
 Writer::Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::size_t max_batch,
-               std::chrono::microseconds max_wait, int threads)
-    : factory_(std::move(factory)), max_batch_(max_batch), max_wait_(max_wait) {
+               std::chrono::microseconds max_wait, int threads, bool answer_before_commit)
+    : factory_(std::move(factory)),
+      max_batch_(max_batch),
+      max_wait_(max_wait),
+      answer_before_commit_(answer_before_commit) {
   for (int i = 0; i < std::max(1, threads); ++i) {
     auto session = std::make_unique<Session>();
     if (i == 0 && first) {
@@ -176,7 +179,9 @@ void Writer::run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch
     return;
   }
   std::exception_ptr commit_error;
-  if (run_together(s, batch, commit_error)) {
+  bool answered = false;
+  if (run_together(s, batch, commit_error, answered)) {
+    if (answered) return;  // answer_before_commit: whatever the commit did
     for (auto& job : batch) job->complete(commit_error);
     return;
   }
@@ -184,11 +189,12 @@ void Writer::run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch
   for (auto& job : batch) run_alone(s, *job);
 }
 
-// Runs the whole group in one transaction. Returns false when a job threw (the transaction is
-// rolled back and nothing of the group is applied); true otherwise, with commit_error set when
-// the commit itself failed (then nothing is applied either, and every job gets that error).
+// Runs the whole group in one transaction. Returns false when a job or what goes with the commit
+// threw (the transaction is rolled back and nothing of the group is applied); true otherwise,
+// with commit_error set when the commit itself failed (then nothing is applied either, and every
+// job gets that error) and `answered` set when the jobs were answered before the COMMIT.
 bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
-                          std::exception_ptr& commit_error) {
+                          std::exception_ptr& commit_error, bool& answered) {
   BusySpell spell(s);
   if (!begin(s, commit_error)) return true;
   Connection& c = *s.connection;
@@ -205,7 +211,21 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   }
   try {
     s.sql->before_commit();
-    stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
+  } catch (...) {
+    // The group's own writes are done, but what goes with its commit (NOTIFY, the hourly
+    // counts) failed: roll back, or the connection stays in a failed transaction (PostgreSQL
+    // refuses every later statement), and let each job try alone.
+    s.sql->discard_pending();
+    c.rollback();
+    close_if_broken(s);
+    return false;
+  }
+  stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
+  if (answer_before_commit_) {
+    for (auto& job : batch) job->complete(nullptr);
+    answered = true;
+  }
+  try {
     commit(c);
   } catch (...) {
     commit_error = as_store_fault("committing", s);
@@ -236,6 +256,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
     s.sql->before_commit();
     stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
     in_transaction = false;  // a failed COMMIT ends the transaction too
+    if (answer_before_commit_) job.complete(nullptr);
     commit(c);
   } catch (...) {
     error = as_store_fault("running a write", s);
@@ -243,6 +264,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
     if (in_transaction) c.rollback();
     close_if_broken(s);
   }
+  if (answer_before_commit_ && !in_transaction) return;  // answered before the COMMIT
   job.complete(error);
 }
 

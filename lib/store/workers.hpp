@@ -97,7 +97,7 @@ struct WriterStats {
 class Writer {
  public:
   Writer(SessionFactory factory, std::unique_ptr<Connection> first, std::size_t max_batch,
-         std::chrono::microseconds max_wait, int threads = 1);
+         std::chrono::microseconds max_wait, int threads = 1, bool answer_before_commit = false);
   ~Writer();
   void submit(std::unique_ptr<StoreJob> job) {
     job->queued_at = std::chrono::steady_clock::now();  // for stats_.wait_seconds
@@ -112,7 +112,7 @@ class Writer {
   void loop(Session& session);
   void run_batch(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch);
   bool run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& batch,
-                    std::exception_ptr& commit_error);
+                    std::exception_ptr& commit_error, bool& answered);
   void run_alone(Session& s, StoreJob& job);
   void commit(Connection& c);  // timed into stats_.commit_seconds
   bool begin(Session& s, std::exception_ptr& error);
@@ -120,6 +120,9 @@ class Writer {
   SessionFactory factory_;
   std::size_t max_batch_;
   std::chrono::microseconds max_wait_;
+  // testing.faults.answer_before_commit: each job is answered before its COMMIT, a durability
+  // bug on purpose, for the fault tests to catch.
+  bool answer_before_commit_;
   WriterStats stats_;
   std::vector<std::unique_ptr<Session>> sessions_;
   JobThreads threads_;
