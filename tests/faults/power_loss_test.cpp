@@ -220,8 +220,10 @@ Round check(const std::string& db_path, const Ledger& ledger) {
     const auto& [status, replays] = it->second;
     std::set<std::string> allowed{k.acked};
     if (!k.in_flight.empty()) allowed.insert(k.in_flight);
-    if (k.acked == "pending" && ledger.claim_in_flight(k.queue)) allowed.insert("processing");
+    // A batch replay run acknowledged may have replayed it since; a claim in flight on its queue
+    // may have taken it once pending.
     if (k.in_run && k.acked == "dead") allowed.insert("pending");
+    if (allowed.count("pending") && ledger.claim_in_flight(k.queue)) allowed.insert("processing");
     if (!allowed.count(status) || replays < k.replays_acked) {
       ++r.undone;
       note("message " + std::to_string(id) + " is " + status + " with " + std::to_string(replays) +
