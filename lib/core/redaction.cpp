@@ -52,6 +52,35 @@ std::size_t json_start(std::string_view payload) {
   return i;
 }
 
+// The tree as JSON text. Boost.JSON 1.81 reads a number beyond a double's range (1e400) as
+// infinity and writes that back as `Infinity`, which is not JSON: people's view would show it and
+// a replay would store it. Outside strings it is written as 1e999, which reads back the same.
+std::string to_json(const json::value& v) {
+  std::string text = json::serialize(v);
+  constexpr std::string_view kInfinity = "Infinity";
+  if (text.find(kInfinity) == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (in_string) {
+      if (text[i] == '\\') {
+        out += text[i++];  // and the escaped character after it
+      } else if (text[i] == '"') {
+        in_string = false;
+      }
+    } else if (text[i] == '"') {
+      in_string = true;
+    } else if (text.compare(i, kInfinity.size(), kInfinity) == 0) {
+      out += "1e999";
+      i += kInfinity.size() - 1;
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
 // The recursion is bounded by kMaxDepth: the parser refuses anything deeper.
 bool mask_in_place(json::value& v, const std::vector<std::string>& fields) {
   bool changed = false;
@@ -113,7 +142,7 @@ std::string Redactor::payload(const std::string& payload) const {
   json::value v = parse_deep(std::string_view(payload).substr(first), resource, ec);
   if (ec) return std::string(kWithheld);
   if (!mask_in_place(v, fields_)) return payload;
-  return json::serialize(v);
+  return to_json(v);
 }
 
 // URL userinfo is masked too, and "<field>%3D…" like "<field>=…" (TextMasker::mask).
@@ -131,7 +160,7 @@ std::string Redactor::merge_masks(const std::string& original, const std::string
   json::value o = parse_deep(std::string_view(original).substr(json_start(original)), resource, ec);
   if (ec) return edited;
   merge_in_place(e, o);
-  return json::serialize(e);
+  return to_json(e);
 }
 
 }  // namespace dlq::core

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <cmath>
 #include <random>
 #include <regex>
 
@@ -105,6 +106,18 @@ BOOST_AUTO_TEST_CASE(masks_left_in_an_edited_payload_keep_the_original_values) {
   auto replaced = json::parse(r.merge_masks(original, R"({"password":"new"})"));
   BOOST_TEST(replaced.at("password").as_string() == "new");
   BOOST_TEST(r.merge_masks(original, "not json ***") == "not json ***");
+}
+
+// Found by the redact fuzzer (issue 37): Boost.JSON reads a number beyond a double's range as
+// infinity, and json::serialize wrote it back as `Infinity`, which is not JSON.
+BOOST_AUTO_TEST_CASE(numbers_beyond_a_double_stay_json_once_masked_and_merged) {
+  Redactor r(kDefault);
+  std::string original = R"({"password":"p","big":1e400,"neg":[-1e362],"s":"Infinity \"Infinity"})";
+  std::string shown = r.payload(original);
+  BOOST_TEST(shown == R"({"password":"***","big":1e999,"neg":[-1e999],"s":"Infinity \"Infinity"})");
+  std::string merged = r.merge_masks(original, shown);
+  BOOST_TEST(merged == R"({"password":"p","big":1e999,"neg":[-1e999],"s":"Infinity \"Infinity"})");
+  BOOST_TEST(std::isinf(json::parse(merged).at("big").as_double()));
 }
 
 BOOST_AUTO_TEST_CASE(payloads_that_start_like_json_but_do_not_parse_are_withheld) {
