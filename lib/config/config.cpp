@@ -224,6 +224,9 @@ void visit_tail(V& v, Config& c) {
       t.string("name", token.name, check_token_name);
       t.string("token_sha256", token.token_sha256, check_sha256_hex);
       t.strings("roles", token.roles, check_role);
+      // Without a name or a hash the entry matches no caller, and --print-config would write a
+      // file that parse_config refuses.
+      if constexpr (std::is_same_v<V, Parser>) t.required({"name", "token_sha256"});
     });
     a.boolean("allow_anonymous", c.auth.allow_anonymous);
     a.boolean("public_metrics", c.auth.public_metrics);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -221,6 +222,13 @@ class Parser {
       result.push_back(std::move(value));
     }
     out = std::move(result);
+  }
+
+  // Keys the object must have: each one it lacks is named.
+  void required(std::initializer_list<std::string_view> keys) {
+    for (std::string_view key : keys) {
+      if (obj_ && !obj_->contains(key)) fail(key, "is required");
+    }
   }
 
   void finish() {

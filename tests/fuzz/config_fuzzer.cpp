@@ -40,7 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)parse_database_url(config.database.url, config.database.connect_timeout_seconds);
   if (!config.alerts.webhook_url.empty()) (void)parse_webhook_url(config.alerts.webhook_url);
   for (const auto& host : config.http.allowed_hosts) {
-    if (!normalize_allowed_host(host)) fail("an accepted allowed_hosts entry does not normalize", host);
+    if (!normalize_allowed_host(host)) {
+      fail("an accepted allowed_hosts entry does not normalize", host);
+    }
   }
   for (const auto& origin : config.http.allowed_origins) {
     if (!normalize_allowed_origin(origin)) {

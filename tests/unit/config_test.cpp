@@ -126,6 +126,11 @@ BOOST_AUTO_TEST_CASE(access_tokens_are_checked_and_print_back) {
                  .find("auth.tokens[0].roles") != std::string::npos);
   BOOST_TEST(one(R"({"name": "", "token_sha256": ")" + hash + R"(", "roles": ["admin"]})")
                  .find("auth.tokens[0].name") != std::string::npos);
+  // Both are required (the config fuzzer found entries without them accepted, issue 37).
+  BOOST_TEST(one(R"({"token_sha256": ")" + hash + R"(", "roles": ["admin"]})")
+                 .find("auth.tokens[0].name\": is required") != std::string::npos);
+  BOOST_TEST(one(R"({"name": "x", "roles": ["admin"]})")
+                 .find("auth.tokens[0].token_sha256\": is required") != std::string::npos);
   BOOST_TEST(one(R"({"name": "x", "token_sha256": ")" + hash + R"(", "roles": ["admin"], "token": "s"})")
                  .find("auth.tokens[0].token\": unknown key") != std::string::npos);
   std::string twice = R"({"name": "x", "token_sha256": ")" + hash + R"(", "roles": ["admin"]})";
