@@ -53,12 +53,17 @@ std::size_t json_start(std::string_view payload) {
 }
 
 // The tree as JSON text. Boost.JSON 1.81 reads a number beyond a double's range (1e400) as
-// infinity and writes that back as `Infinity`, which is not JSON: people's view would show it and
-// a replay would store it. Outside strings it is written as 1e999, which reads back the same.
+// infinity, and a zero with such an exponent (0e400) as NaN; json::serialize writes them back as
+// `Infinity` and `NaN`, which are not JSON: people's view would show them and a replay would
+// store them. Outside strings they are written as 1e999, which reads back as the same infinity,
+// and 0, the number the text held.
 std::string to_json(const json::value& v) {
   std::string text = json::serialize(v);
   constexpr std::string_view kInfinity = "Infinity";
-  if (text.find(kInfinity) == std::string::npos) return text;
+  constexpr std::string_view kNaN = "NaN";
+  if (text.find(kInfinity) == std::string::npos && text.find(kNaN) == std::string::npos) {
+    return text;
+  }
   std::string out;
   out.reserve(text.size());
   bool in_string = false;
@@ -74,6 +79,10 @@ std::string to_json(const json::value& v) {
     } else if (text.compare(i, kInfinity.size(), kInfinity) == 0) {
       out += "1e999";
       i += kInfinity.size() - 1;
+      continue;
+    } else if (text.compare(i, kNaN.size(), kNaN) == 0) {
+      out += '0';
+      i += kNaN.size() - 1;
       continue;
     }
     out += text[i];

@@ -11,6 +11,7 @@
 //   scripts/fuzz.sh SECONDS redact   (seeds: tests/fuzz/corpus_redact)
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,18 @@ bool all_masked(const json::value& v, const std::vector<std::string>& fields) {
   return true;
 }
 
+// Boost.JSON 1.81 reads 0e400 as NaN, which the redactor writes as the 0 it is (and NaN equals
+// nothing): such a tree is not compared.
+bool holds_nan(const json::value& v) {
+  if (v.is_double()) return std::isnan(v.get_double());
+  if (v.is_object()) {
+    return std::any_of(v.get_object().begin(), v.get_object().end(),
+                       [](const auto& member) { return holds_nan(member.value()); });
+  }
+  if (v.is_array()) return std::any_of(v.get_array().begin(), v.get_array().end(), holds_nan);
+  return false;
+}
+
 json::value parse_deep(std::string_view text, json::monotonic_resource& resource,
                        std::error_code& ec) {
   json::parse_options options;
@@ -116,7 +129,9 @@ void check_payload(const core::Redactor& redactor, const std::vector<std::string
   json::value original = parse_deep(std::string_view(payload).substr(first), resource, ec);
   if (ec) fail("a payload the redactor parsed does not parse", payload);
   json::value restored = parse_deep(merged, resource, ec);
-  if (ec || restored != original) fail("an unedited masked payload does not merge back", merged);
+  if (ec || (restored != original && !holds_nan(original))) {
+    fail("an unedited masked payload does not merge back", merged);
+  }
 }
 
 }  // namespace
