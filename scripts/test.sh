@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Everything CI runs, on a fresh Debian 12 machine: installs what is missing, builds Release with
 # -Werror and runs every suite on SQLite and on a throwaway PostgreSQL, then builds with
-# ASan+UBSan and runs the unit, integration and dlqctl suites on SQLite. A short crash test (kill
-# -9 under load, both backends), the admin UI's test in headless Chromium and the worker libraries'
-# suites (tests/clients) run between the two,
-# and a minute of fuzzing (libFuzzer) at the end.
+# ASan+UBSan and runs the unit, integration and dlqctl suites and the I/O fault loop on SQLite. A
+# short crash test (kill -9 under load, both backends), the admin UI's test in headless Chromium
+# and the worker libraries' suites (tests/clients) run between the two, and a minute of fuzzing
+# (libFuzzer) at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -72,7 +72,8 @@ echo "== ASan+UBSan build"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
   -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
 phase=$SECONDS
-cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests dlqctl dlq_dlqctl_tests
+cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests dlqctl dlq_dlqctl_tests \
+  dlq_fault_tests
 echo "   (ASan+UBSan build: $((SECONDS - phase)) s)"
 
 echo "== Sanitized suites (SQLite)"
@@ -82,6 +83,11 @@ phase=$SECONDS
 ctest --test-dir build/asan --output-on-failure --timeout 1800 -j"$jobs" \
   -R '^(unit|integration_sqlite|dlqctl_sqlite)$'
 echo "   (sanitized suites: $((SECONDS - phase)) s)"
+
+echo "== Sanitized I/O fault loop (SQLite, every 8th call failing once)"
+phase=$SECONDS
+DLQ_TEST_BACKEND=sqlite DLQ_FAULTS_STRIDE=8 build/asan/tests/dlq_fault_tests -t io_faults
+echo "   (sanitized I/O fault loop: $((SECONDS - phase)) s)"
 
 echo "== Fuzzing the request path for 60 s (clang, ASan+UBSan; a longer run: scripts/fuzz.sh 1800)"
 phase=$SECONDS
