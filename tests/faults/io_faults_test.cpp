@@ -5,8 +5,8 @@
 // - SQLite: the Nth read, write, sync or truncate of the database or its log
 //   (testing.faults.fail_call = N), with an I/O error, and again with a full disk.
 // - PostgreSQL, from the test: a row trigger on dlq's tables raising at the Nth row write
-//   (SQLSTATE 53100, 40001 and XX000 by turns), and a deferred constraint trigger raising at the
-//   Nth row's check, at COMMIT.
+//   (SQLSTATE 53100, 40001 and XX000 by turns), a deferred constraint trigger raising at the
+//   Nth row's check, at COMMIT, and a proxy cutting dlqd's connection at its Nth protocol message.
 //
 // What group commit promises (docs/architecture.md, "When something fails inside a group"):
 // every 2xx's change is wholly in the database (row, history, audit entry), every 5xx's wholly
@@ -14,7 +14,8 @@
 // start makes dlqd exit non-zero with a message. A fault in the COMMIT itself is ambiguous (a
 // sync that failed after the log frames were written: the next open may recover them): such an
 // answer's change must be whole or absent, never part, and is counted apart.
-//   DLQ_FAULTS_STRIDE (1): test every Nth call only (scripts/test.sh: 4).
+//   DLQ_FAULTS_STRIDE (1): test every Nth call only (scripts/test.sh: 4); DLQ_FAULTS_CUT_STRIDE
+//   (1) the same for the connection cuts (scripts/test.sh: 40).
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -31,6 +32,7 @@
 #include "support/http_client.hpp"
 #include "support/pg_admin.hpp"
 #include "support/preconditions.hpp"
+#include "support/tcp_proxy.hpp"
 #include "support/temp_dir.hpp"
 
 namespace json = boost::json;
@@ -329,7 +331,18 @@ bool one_fault(const Seed& seed, const std::map<std::string, std::string>& befor
   const bool pg = on_pg(copy.url());
   std::string faults = std::string("{\"answer_before_commit\": ") +
                        (fault.answer_before_commit ? "true" : "false");
-  if (pg) {
+  std::string url = copy.url();
+  std::unique_ptr<TcpProxy> proxy;
+  if (pg && fault.with == "cut") {
+    // dlqd reaches the database through a proxy that cuts the connection sending the Nth message.
+    const auto colon = url.rfind(':', url.rfind('/'));
+    const auto slash = url.rfind('/');
+    proxy = std::make_unique<TcpProxy>(
+        static_cast<unsigned short>(std::stoi(url.substr(colon + 1, slash - colon - 1))));
+    proxy->cut_at_message(n);
+    url = url.substr(0, colon + 1) + std::to_string(proxy->port()) + url.substr(slash) +
+          "?sslmode=disable";
+  } else if (pg) {
     arm_pg(copy.url(), n, fault.with == "commit");
   } else {
     faults += ", \"fail_call\": " + std::to_string(n) + ", \"fail_with\": \"" + fault.with + "\"";
@@ -339,14 +352,16 @@ bool one_fault(const Seed& seed, const std::map<std::string, std::string>& befor
   const std::string label = fault.with + " at call " + std::to_string(n) + ": ";
   std::unique_ptr<DlqdProcess> dlqd;
   try {
-    dlqd = std::make_unique<DlqdProcess>(faulty_dlqd(faults, copy.url()));
+    dlqd = std::make_unique<DlqdProcess>(faulty_dlqd(faults, url));
   } catch (const std::exception& e) {
     // A fault at start: dlqd must have exited non-zero, saying why.
     ++loop.failed_start;
     ++loop.fired;
     std::string why = e.what();
-    if (why.find("testing fault fired") == std::string::npos ||
-        why.find("dlqd:") == std::string::npos) {
+    // SQLite's fault logs itself; a cut connection is named by dlqd's own message.
+    const bool named = pg ? why.find("onnection") != std::string::npos
+                          : why.find("testing fault fired") != std::string::npos;
+    if (!named || why.find("dlqd:") == std::string::npos) {
       loop.violations.push_back(label + "start failed without naming the fault: " + why);
     }
     return true;
@@ -360,15 +375,20 @@ bool one_fault(const Seed& seed, const std::map<std::string, std::string>& befor
   if (ready != 200) ready = http.get("/readyz").status;
   const int stopped = dlqd->terminate();
   const std::string log = dlqd->log();
-  const bool fired = pg ? fired_pg(copy.url(), n) : log.find("testing fault fired") != std::string::npos;
+  const bool fired = proxy ? proxy->cut()
+                     : pg  ? fired_pg(copy.url(), n)
+                           : log.find("testing fault fired") != std::string::npos;
   if (!fired) return false;
   ++loop.fired;
   if (stopped != 0) loop.violations.push_back(label + "dlqd exited " + std::to_string(stopped));
   if (ready != 200) loop.violations.push_back(label + "/readyz answered " + std::to_string(ready));
   // SQLite: a failed sync, or a failed write of the log, is a fault in the commit: its answer is
   // ambiguous (the frames may have reached the log, and the next open recovers them).
-  const bool in_commit = !pg && (log.find("\"call\":\"sync\"") != std::string::npos ||
-                                 log.find("\"call\":\"write\",\"file\":\"log\"") != std::string::npos);
+  // PostgreSQL: a connection cut while COMMIT was on its way is ambiguous the same way.
+  const bool in_commit =
+      pg ? proxy && log.find("committing") != std::string::npos
+         : (log.find("\"call\":\"sync\"") != std::string::npos ||
+            log.find("\"call\":\"write\",\"file\":\"log\"") != std::string::npos);
   const auto now = snapshot(copy.url());
   for (const auto& [step, status] : answers) {
     bool whole = true, absent = true;
@@ -418,7 +438,9 @@ Loop run_loop(const Fault& fault) {
     for (const auto& key : step.keys) changed = changed || value(before, key) != value(after, key);
     BOOST_TEST(changed, step.name << " changes nothing the check can see");
   }
-  const int stride = std::max(1, env_count("DLQ_FAULTS_STRIDE", 1));
+  // A connection cut counts protocol messages, thousands per workload: its own stride.
+  const int stride = fault.with == "cut" ? std::max(1, env_count("DLQ_FAULTS_CUT_STRIDE", 1))
+                                         : std::max(1, env_count("DLQ_FAULTS_STRIDE", 1));
   Loop loop;
   long long n = 1;
   while (one_fault(seed, before, after, n, fault, loop) && n < 100000) n += stride;
@@ -472,6 +494,11 @@ BOOST_AUTO_TEST_CASE(every_row_write_failing_once, *boost::unit_test::preconditi
 BOOST_AUTO_TEST_CASE(every_commit_check_failing_once,
                      *boost::unit_test::precondition(on_postgresql)) {
   clean_loop("commit");
+}
+
+BOOST_AUTO_TEST_CASE(every_connection_cut_at_a_message,
+                     *boost::unit_test::precondition(on_postgresql)) {
+  clean_loop("cut");
 }
 
 BOOST_AUTO_TEST_CASE(postgresql_answering_before_the_commit_is_reported,
