@@ -112,7 +112,8 @@ class FieldReader {
     if (v->is_int64()) n = static_cast<double>(v->get_int64());
     if (v->is_uint64()) n = static_cast<double>(v->get_uint64());
     if (v->is_double()) n = v->get_double();
-    if (!n || *n < min || *n > max) {
+    // Written so that NaN is out of range: Boost.JSON 1.81 reads 0e400 as NaN.
+    if (!n || !(*n >= min && *n <= max)) {
       std::ostringstream range;
       range << key << " must be a number between " << min << " and " << max;
       add(key, range.str(), "invalid");

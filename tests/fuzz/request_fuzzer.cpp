@@ -93,6 +93,10 @@ void decode_body(const Config& config, const http::Request& req, const http::Rou
   keep(core::decode_dismiss(body, reason));
   core::BatchReplayRequest batch_replay;
   keep(core::decode_batch_replay(body, config, batch_replay));
+  // A rate the decoder let through is in its range (Boost.JSON reads 0e400 as NaN, issue 37).
+  if (double rate = *batch_replay.confirmation.rate_per_second; !(rate >= 0.1 && rate <= 1000)) {
+    std::abort();
+  }
   core::BatchDismissRequest batch_dismiss;
   keep(core::decode_batch_dismiss(body, batch_dismiss));
   if (!all.empty()) check_problem(http::validation_problem(pc, all));
