@@ -124,7 +124,7 @@ Connection::Connection(ConnectionOptions options)
       execute("SET idle_in_transaction_session_timeout = '60s'");
     }
   } catch (const soci::soci_error&) {
-    rethrow_database_error("configuring the database connection");
+    rethrow_database_error("configuring the database connection", sqlite_path());
   }
   if (options_.watch && !is_sqlite()) options_.watch->add(this);
 }
@@ -205,22 +205,24 @@ bool is_unique_violation(const soci::soci_error& e) {
   return false;
 }
 
-void rethrow_database_error(const std::string& context) {
+void rethrow_database_error(const std::string& context, const std::string& sqlite_path) {
   try {
     throw;
   } catch (const soci::sqlite3_soci_error& e) {
+    const std::string what =
+        (sqlite_path.empty() ? context : context + " (" + sqlite_path + ")") + ": " + e.what();
     switch (e.result() & 0xff) {
       case SQLITE_FULL:
-        throw StorageFull(context + ": " + e.what());
+        throw StorageFull(what);
       case SQLITE_BUSY:
       case SQLITE_LOCKED:
       case SQLITE_IOERR:
       case SQLITE_CANTOPEN:
       case SQLITE_READONLY:
       case SQLITE_NOMEM:
-        throw DatabaseUnavailable(context + ": " + e.what());
+        throw DatabaseUnavailable(what);
       default:
-        throw std::runtime_error(context + ": " + e.what());
+        throw std::runtime_error(what);
     }
   } catch (const soci::postgresql_soci_error& e) {
     std::string state = e.sqlstate();
@@ -240,6 +242,17 @@ void rethrow_database_error(const std::string& context) {
       throw DatabaseUnavailable(context + ": " + e.what());
     }
     throw std::runtime_error(context + ": " + e.what());
+  } catch (const DatabaseUnavailable&) {
+    throw;
+  } catch (const StorageFull&) {
+    throw;
+  } catch (const ShuttingDown&) {
+    throw;
+  } catch (const std::exception& e) {
+    // What SQLite read but dlqd cannot (a status no version writes: a damaged byte) names the
+    // file as well.
+    if (sqlite_path.empty()) throw;
+    throw std::runtime_error(context + " (" + sqlite_path + "): " + e.what());
   }
 }
 

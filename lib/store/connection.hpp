@@ -39,6 +39,8 @@ class Connection {
   Connection& operator=(const Connection&) = delete;
 
   soci::session& session() { return session_; }
+  // The SQLite file ("" on PostgreSQL), for the errors that name it.
+  const std::string& sqlite_path() const { return options_.target.sqlite_path; }
   const Dialect& dialect() const { return *dialect_; }
   bool is_sqlite() const { return dialect_->kind == Dialect::Kind::sqlite; }
 
@@ -82,7 +84,10 @@ class Connection {
 bool is_unique_violation(const soci::soci_error& e);
 
 // Rethrows the current database exception as dlq's own type: DatabaseUnavailable when the
-// database cannot serve (connection lost, locked, disk full), else std::runtime_error.
-[[noreturn]] void rethrow_database_error(const std::string& context);
+// database cannot serve (connection lost, locked, disk full), else std::runtime_error. On SQLite
+// the error names `sqlite_path`, as does any other error but dlq's own fault types: a damaged
+// file ("database disk image is malformed") is the one the operator restores.
+[[noreturn]] void rethrow_database_error(const std::string& context,
+                                         const std::string& sqlite_path = "");
 
 }  // namespace dlq::store

@@ -139,7 +139,11 @@ SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node
         std::chrono::milliseconds(options_.statement_timeout_ms + 1000));
   }
   auto first = std::make_unique<Connection>(co);
-  apply_migrations(*first);
+  try {
+    apply_migrations(*first);
+  } catch (const soci::soci_error&) {
+    rethrow_database_error("migrating the database", first->sqlite_path());  // names the file
+  }
   if (options_.target.backend == DatabaseTarget::Backend::sqlite) {
     warn_if_database_shared(options_.target.sqlite_path);
     // SOCI's SQLite backend builds a function-local static type table the first time it

@@ -20,7 +20,7 @@ std::exception_ptr as_store_fault(const char* context, const Session& s) {
         throw DatabaseUnavailable(std::string(context) + ": connection lost: " + e.what());
       }
     }
-    rethrow_database_error(context);
+    rethrow_database_error(context, s.connection ? s.connection->sqlite_path() : "");
   } catch (...) {
     return std::current_exception();
   }
