@@ -231,7 +231,17 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
   try {
     co_return co_await match.route->handler(req, match);
   } catch (const DatabaseUnavailable& e) {
-    log::warn("database unavailable", {{"path", req.path}, {"error", e.what()}});
+    // ambiguous: lost in COMMIT, so the change may have been made (a retry needs its
+    // idempotency key); the history checker reads this line by request id.
+    if (e.ambiguous()) {
+      log::warn("database unavailable", {{"path", req.path},
+                                         {"request_id", req.request_id},
+                                         {"ambiguous", "true"},
+                                         {"error", e.what()}});
+    } else {
+      log::warn("database unavailable",
+                {{"path", req.path}, {"request_id", req.request_id}, {"error", e.what()}});
+    }
     co_return problem(pc, 503, "database-unavailable", "Database unavailable",
                       "the database cannot be reached; retry later", "database unavailable");
   } catch (const StorageFull& e) {

@@ -61,7 +61,13 @@ using Result = boost::system::result<T, Error>;
 // The database cannot be reached or refused the connection: answered 503, retried by clients.
 class DatabaseUnavailable : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DatabaseUnavailable(const std::string& what, bool ambiguous = false)
+      : std::runtime_error(what), ambiguous_(ambiguous) {}
+  // The connection was lost while COMMIT was on its way: the change may be committed or not.
+  bool ambiguous() const { return ambiguous_; }
+
+ private:
+  bool ambiguous_;
 };
 
 // The database is out of space (SQLite SQLITE_FULL, PostgreSQL disk_full): answered 507; the

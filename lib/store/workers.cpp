@@ -1,6 +1,8 @@
 // The store threads: group commit (Writer), queries (Readers), and the job queue they share.
 #include "store/workers.hpp"
 
+#include <string_view>
+
 #include "model/error.hpp"
 #include "model/logging.hpp"
 #include "store/connection.hpp"
@@ -8,6 +10,8 @@
 
 namespace dlq::store {
 namespace {
+
+constexpr std::string_view kCommitting = "committing";
 
 // The current exception as the store reports it: a lost connection is DatabaseUnavailable
 // whatever the driver said; other database errors are classified by their codes.
@@ -17,7 +21,8 @@ std::exception_ptr as_store_fault(const char* context, const Session& s) {
       try {
         throw;
       } catch (const std::exception& e) {
-        throw DatabaseUnavailable(std::string(context) + ": connection lost: " + e.what());
+        throw DatabaseUnavailable(std::string(context) + ": connection lost: " + e.what(),
+                                  std::string_view(context) == kCommitting);
       }
     }
     rethrow_database_error(context, s.connection ? s.connection->sqlite_path() : "");
@@ -228,7 +233,7 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   try {
     commit(c);
   } catch (...) {
-    commit_error = as_store_fault("committing", s);
+    commit_error = as_store_fault(kCommitting.data(), s);
     close_if_broken(s);
   }
   return true;
@@ -259,7 +264,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
     if (answer_before_commit_) job.complete(nullptr);
     commit(c);
   } catch (...) {
-    error = as_store_fault("running a write", s);
+    error = as_store_fault(in_transaction ? "running a write" : kCommitting.data(), s);
     if (s.sql) s.sql->discard_pending();
     if (in_transaction) c.rollback();
     close_if_broken(s);
