@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "model/logging.hpp"
+#include "store/vfs_wrap.hpp"
 
 namespace dlq::store {
 namespace {
@@ -62,7 +63,6 @@ std::atomic<bool> cutting{false};
 
 File* as_file(sqlite3_file* f) { return reinterpret_cast<File*>(f); }
 const sqlite3_io_methods* real_methods(File* f) { return f->real->pMethods; }
-sqlite3_vfs* wrapped(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
 
 // fail_call: true when this call is the one that fails.
 bool fails(File* f, const char* call, bool is_write) {
@@ -280,22 +280,9 @@ sqlite3_io_methods make_methods(int version) {
 
 const sqlite3_io_methods kMethods[3] = {make_methods(1), make_methods(2), make_methods(3)};
 
-template <auto Method>
-struct ToWrapped;
-
-template <class R, class... Args, R (*sqlite3_vfs::*Method)(sqlite3_vfs*, Args...)>
-struct ToWrapped<Method> {
-  static R call(sqlite3_vfs* vfs, Args... args) {
-    return (wrapped(vfs)->*Method)(wrapped(vfs), args...);
-  }
-};
-
 int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
              int* out_flags) {
   File* f = as_file(file);
-  f->base.pMethods = nullptr;
-  f->real = reinterpret_cast<sqlite3_file*>(f + 1);
-  f->real->pMethods = nullptr;
   const bool log = (flags & SQLITE_OPEN_WAL) != 0;
   f->counted = name != nullptr && (log || (flags & SQLITE_OPEN_MAIN_DB) != 0);
   f->kind = log ? "log" : "database";
@@ -304,12 +291,7 @@ int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int fl
     std::lock_guard lock(mu);
     f->overlay = &overlays[name];
   }
-  int rc = wrapped(vfs)->xOpen(wrapped(vfs), name, f->real, flags, out_flags);
-  if (f->real->pMethods != nullptr) {
-    int version = std::clamp(f->real->pMethods->iVersion, 1, 3);
-    f->base.pMethods = &kMethods[version - 1];
-  }
-  return rc;
+  return vfs_wrap::open_wrapped(vfs, name, f, flags, out_flags, kMethods);
 }
 
 // A deleted log takes its held changes with it.
@@ -318,7 +300,7 @@ int vfs_delete(sqlite3_vfs* vfs, const char* name, int sync_dir) {
     std::lock_guard lock(mu);
     if (auto it = overlays.find(name); it != overlays.end()) it->second.held.clear();
   }
-  return wrapped(vfs)->xDelete(wrapped(vfs), name, sync_dir);
+  return vfs_wrap::wrapped(vfs)->xDelete(vfs_wrap::wrapped(vfs), name, sync_dir);
 }
 
 }  // namespace
@@ -328,36 +310,9 @@ void install_sqlite_faults(const SqliteFaults& wanted) {
   static std::once_flag once;
   std::call_once(once, [&wanted] {
     faults = wanted;
-    sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
-    if (base == nullptr) throw std::runtime_error("SQLite has no default VFS");
     static sqlite3_vfs vfs{};
-    vfs.iVersion = std::min(base->iVersion, 3);
-    vfs.szOsFile = static_cast<int>(sizeof(File)) + base->szOsFile;
-    vfs.mxPathname = base->mxPathname;
-    vfs.zName = "dlq-testing-faults";
-    vfs.pAppData = base;
-    vfs.xOpen = vfs_open;
-    vfs.xDelete = vfs_delete;
-    using V = sqlite3_vfs;
-    vfs.xAccess = ToWrapped<&V::xAccess>::call;
-    vfs.xFullPathname = ToWrapped<&V::xFullPathname>::call;
-    vfs.xDlOpen = ToWrapped<&V::xDlOpen>::call;
-    vfs.xDlError = ToWrapped<&V::xDlError>::call;
-    vfs.xDlSym = ToWrapped<&V::xDlSym>::call;
-    vfs.xDlClose = ToWrapped<&V::xDlClose>::call;
-    vfs.xRandomness = ToWrapped<&V::xRandomness>::call;
-    vfs.xSleep = ToWrapped<&V::xSleep>::call;
-    vfs.xCurrentTime = ToWrapped<&V::xCurrentTime>::call;
-    vfs.xGetLastError = ToWrapped<&V::xGetLastError>::call;
-    if (vfs.iVersion >= 2) vfs.xCurrentTimeInt64 = ToWrapped<&V::xCurrentTimeInt64>::call;
-    if (vfs.iVersion >= 3) {
-      vfs.xSetSystemCall = ToWrapped<&V::xSetSystemCall>::call;
-      vfs.xGetSystemCall = ToWrapped<&V::xGetSystemCall>::call;
-      vfs.xNextSystemCall = ToWrapped<&V::xNextSystemCall>::call;
-    }
-    if (sqlite3_vfs_register(&vfs, 1) != SQLITE_OK) {
-      throw std::runtime_error("registering the testing-faults SQLite VFS failed");
-    }
+    vfs_wrap::register_default(vfs, "dlq-testing-faults", static_cast<int>(sizeof(File)), vfs_open,
+                               vfs_delete);
   });
 }
 

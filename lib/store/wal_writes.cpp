@@ -24,6 +24,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "store/vfs_wrap.hpp"
+
 namespace dlq::store {
 namespace {
 
@@ -51,7 +53,6 @@ std::atomic<unsigned long long> writes_made{0};
 
 File* as_file(sqlite3_file* f) { return reinterpret_cast<File*>(f); }
 const sqlite3_io_methods* real_methods(File* f) { return f->real->pMethods; }
-sqlite3_vfs* wrapped(sqlite3_vfs* vfs) { return static_cast<sqlite3_vfs*>(vfs->pAppData); }
 
 int flush(File* f) {
   if (f->used == 0) return SQLITE_OK;
@@ -163,34 +164,14 @@ sqlite3_io_methods make_methods(int version) {
 
 const sqlite3_io_methods kMethods[3] = {make_methods(1), make_methods(2), make_methods(3)};
 
-// The VFS's other methods are the wrapped VFS's.
-template <auto Method>
-struct ToWrapped;
-
-template <class R, class... Args, R (*sqlite3_vfs::*Method)(sqlite3_vfs*, Args...)>
-struct ToWrapped<Method> {
-  static R call(sqlite3_vfs* vfs, Args... args) {
-    return (wrapped(vfs)->*Method)(wrapped(vfs), args...);
-  }
-};
-
 int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int flags,
              int* out_flags) {
   File* f = as_file(file);
-  f->base.pMethods = nullptr;
-  f->real = reinterpret_cast<sqlite3_file*>(f + 1);
-  f->real->pMethods = nullptr;
   f->wal = (flags & SQLITE_OPEN_WAL) != 0;
   f->commit_header = false;
   f->data = nullptr;
   f->start = f->used = f->capacity = 0;
-  int rc = wrapped(vfs)->xOpen(wrapped(vfs), name, f->real, flags, out_flags);
-  // SQLite calls xClose after a failed open only when pMethods is set; the wrapped file decides.
-  if (f->real->pMethods != nullptr) {
-    int version = std::clamp(f->real->pMethods->iVersion, 1, 3);
-    f->base.pMethods = &kMethods[version - 1];
-  }
-  return rc;
+  return vfs_wrap::open_wrapped(vfs, name, f, flags, out_flags, kMethods);
 }
 
 }  // namespace
@@ -198,36 +179,8 @@ int vfs_open(sqlite3_vfs* vfs, sqlite3_filename name, sqlite3_file* file, int fl
 void install_wal_write_gathering() {
   static std::once_flag once;
   std::call_once(once, [] {
-    sqlite3_vfs* base = sqlite3_vfs_find(nullptr);
-    if (base == nullptr) throw std::runtime_error("SQLite has no default VFS");
     static sqlite3_vfs vfs{};
-    vfs.iVersion = std::min(base->iVersion, 3);
-    vfs.szOsFile = static_cast<int>(sizeof(File)) + base->szOsFile;
-    vfs.mxPathname = base->mxPathname;
-    vfs.zName = "dlq-gathered-wal";
-    vfs.pAppData = base;
-    vfs.xOpen = vfs_open;
-    using V = sqlite3_vfs;
-    vfs.xDelete = ToWrapped<&V::xDelete>::call;
-    vfs.xAccess = ToWrapped<&V::xAccess>::call;
-    vfs.xFullPathname = ToWrapped<&V::xFullPathname>::call;
-    vfs.xDlOpen = ToWrapped<&V::xDlOpen>::call;
-    vfs.xDlError = ToWrapped<&V::xDlError>::call;
-    vfs.xDlSym = ToWrapped<&V::xDlSym>::call;
-    vfs.xDlClose = ToWrapped<&V::xDlClose>::call;
-    vfs.xRandomness = ToWrapped<&V::xRandomness>::call;
-    vfs.xSleep = ToWrapped<&V::xSleep>::call;
-    vfs.xCurrentTime = ToWrapped<&V::xCurrentTime>::call;
-    vfs.xGetLastError = ToWrapped<&V::xGetLastError>::call;
-    if (vfs.iVersion >= 2) vfs.xCurrentTimeInt64 = ToWrapped<&V::xCurrentTimeInt64>::call;
-    if (vfs.iVersion >= 3) {
-      vfs.xSetSystemCall = ToWrapped<&V::xSetSystemCall>::call;
-      vfs.xGetSystemCall = ToWrapped<&V::xGetSystemCall>::call;
-      vfs.xNextSystemCall = ToWrapped<&V::xNextSystemCall>::call;
-    }
-    if (sqlite3_vfs_register(&vfs, 1) != SQLITE_OK) {
-      throw std::runtime_error("registering the WAL-gathering SQLite VFS failed");
-    }
+    vfs_wrap::register_default(vfs, "dlq-gathered-wal", static_cast<int>(sizeof(File)), vfs_open);
   });
 }
 
