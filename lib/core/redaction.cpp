@@ -3,8 +3,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <system_error>
 
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 
 namespace dlq::core {
 namespace json = boost::json;
@@ -26,13 +30,101 @@ std::vector<std::string> lower_all(const std::vector<std::string>& fields) {
   return out;
 }
 
+// Builds the tree json::parse builds, but reads each non-integer number again from its text
+// with std::from_chars, which rounds correctly. Boost.JSON 1.81's own reading can be a unit off
+// in the last place (12e63 became 1.2000000000000001E64, and about a tenth of 17-digit numbers
+// do not read back as written) and reads 0e400 as NaN: a masked payload showed numbers the
+// producer never wrote, and each replay of a masked view moved them again.
+class ExactNumbers {
+ public:
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+
+  json::value_stack st;
+
+  bool on_document_begin(json::error_code&) { return true; }
+  bool on_document_end(json::error_code&) { return true; }
+  bool on_object_begin(json::error_code&) { return true; }
+  bool on_object_end(std::size_t n, json::error_code&) {
+    st.push_object(n);
+    return true;
+  }
+  bool on_array_begin(json::error_code&) { return true; }
+  bool on_array_end(std::size_t n, json::error_code&) {
+    st.push_array(n);
+    return true;
+  }
+  bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+    st.push_chars(s);
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t, json::error_code&) {
+    st.push_key(s);
+    return true;
+  }
+  bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+    st.push_chars(s);
+    return true;
+  }
+  bool on_string(json::string_view s, std::size_t, json::error_code&) {
+    st.push_string(s);
+    return true;
+  }
+  // A number's text comes in parts only when it spans two writes; kept for on_double.
+  bool on_number_part(json::string_view s, json::error_code&) {
+    number_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_int64(std::int64_t i, json::string_view, json::error_code&) {
+    number_.clear();
+    st.push_int64(i);
+    return true;
+  }
+  bool on_uint64(std::uint64_t u, json::string_view, json::error_code&) {
+    number_.clear();
+    st.push_uint64(u);
+    return true;
+  }
+  // Beyond a double's range from_chars refuses, and the parser's infinity (or 0) stays.
+  bool on_double(double d, json::string_view s, json::error_code&) {
+    number_.append(s.data(), s.size());
+    double exact = 0;
+    auto read = std::from_chars(number_.data(), number_.data() + number_.size(), exact);
+    number_.clear();
+    st.push_double(read.ec == std::errc() ? exact : d);
+    return true;
+  }
+  bool on_bool(bool b, json::error_code&) {
+    st.push_bool(b);
+    return true;
+  }
+  bool on_null(json::error_code&) {
+    st.push_null();
+    return true;
+  }
+  bool on_comment_part(json::string_view, json::error_code&) { return true; }
+  bool on_comment(json::string_view, json::error_code&) { return true; }
+
+ private:
+  std::string number_;
+};
+
 // Parses with the redactor's depth limit into `resource`: a monotonic resource frees the tree
 // at once, without a destructor call per level.
 json::value parse_deep(std::string_view text, json::monotonic_resource& resource,
                        std::error_code& ec) {
   json::parse_options options;
   options.max_depth = Redactor::kMaxDepth;
-  return json::parse(text, ec, &resource, options);
+  json::basic_parser<ExactNumbers> parser(options);
+  parser.handler().st.reset(&resource);
+  json::error_code error;
+  std::size_t used = parser.write_some(false, text.data(), text.size(), error);
+  if (!error && used < text.size()) error = json::error::extra_data;
+  ec = error;
+  if (ec) return nullptr;
+  return parser.handler().st.release();
 }
 
 // Where a payload's JSON would start: past whitespace and byte-order marks (U+FEFF, which some
@@ -52,18 +144,13 @@ std::size_t json_start(std::string_view payload) {
   return i;
 }
 
-// The tree as JSON text. Boost.JSON 1.81 reads a number beyond a double's range (1e400) as
-// infinity, and a zero with such an exponent (0e400) as NaN; json::serialize writes them back as
-// `Infinity` and `NaN`, which are not JSON: people's view would show them and a replay would
-// store them. Outside strings they are written as 1e999, which reads back as the same infinity,
-// and 0, the number the text held.
+// The tree as JSON text. A number beyond a double's range (1e400) is read as infinity, which
+// json::serialize writes as `Infinity`, not JSON: people's view would show it and a replay would
+// store it. Outside strings it is written as 1e999, which reads back as the same infinity.
 std::string to_json(const json::value& v) {
   std::string text = json::serialize(v);
   constexpr std::string_view kInfinity = "Infinity";
-  constexpr std::string_view kNaN = "NaN";
-  if (text.find(kInfinity) == std::string::npos && text.find(kNaN) == std::string::npos) {
-    return text;
-  }
+  if (text.find(kInfinity) == std::string::npos) return text;
   std::string out;
   out.reserve(text.size());
   bool in_string = false;
@@ -79,10 +166,6 @@ std::string to_json(const json::value& v) {
     } else if (text.compare(i, kInfinity.size(), kInfinity) == 0) {
       out += "1e999";
       i += kInfinity.size() - 1;
-      continue;
-    } else if (text.compare(i, kNaN.size(), kNaN) == 0) {
-      out += '0';
-      i += kNaN.size() - 1;
       continue;
     }
     out += text[i];

@@ -118,10 +118,22 @@ BOOST_AUTO_TEST_CASE(numbers_beyond_a_double_stay_json_once_masked_and_merged) {
   std::string merged = r.merge_masks(original, shown);
   BOOST_TEST(merged == R"({"password":"p","big":1e999,"neg":[-1e999],"s":"Infinity \"Infinity"})");
   BOOST_TEST(std::isinf(json::parse(merged).at("big").as_double()));
-  // Boost.JSON reads a zero with such an exponent as NaN, written `NaN`: it is 0.
-  BOOST_TEST(r.payload(R"({"token":"t","z":[0e400,-0.0e362]})") == R"({"token":"***","z":[0,0]})");
-  BOOST_TEST(r.merge_masks(R"({"token":"t","z":0e400})", R"({"token":"***","z":0e400})") ==
-             R"({"token":"t","z":0})");
+}
+
+// Also the redact fuzzer's: Boost.JSON 1.81 reads some numbers a unit off in the last place and
+// 0e400 as NaN; the redactor reads each number from its text, so a masked view shows the number
+// written (in its shortest form) and masking or merging it again changes nothing.
+BOOST_AUTO_TEST_CASE(masked_payloads_keep_their_numbers_exactly) {
+  Redactor r(kDefault);
+  std::string original =
+      R"({"token":"t","a":12e63,"b":52.520008123456789,"c":0e400,"d":-0.0e362,"e":19.99,"f":7})";
+  std::string shown = r.payload(original);
+  BOOST_TEST(shown == R"({"token":"***","a":1.2E64,"b":5.252000812345679E1,"c":0E0,"d":-0E0,)"
+                      R"("e":1.999E1,"f":7})");
+  BOOST_TEST(r.payload(shown) == shown);
+  std::string merged = r.merge_masks(original, shown);
+  BOOST_TEST(r.merge_masks(original, r.payload(merged)) == merged);
+  BOOST_TEST(json::parse(merged).at("token").as_string() == "t");
 }
 
 BOOST_AUTO_TEST_CASE(payloads_that_start_like_json_but_do_not_parse_are_withheld) {
