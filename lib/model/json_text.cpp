@@ -9,12 +9,48 @@
 
 namespace dlq {
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence starting at s[i] (a byte >= 0x80), 0 when it is
+// not one (RFC 3629: no overlong forms, no surrogates, nothing past U+10FFFF).
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  auto at = [&s](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0; };
+  const unsigned char c = at(i);
+  auto cont = [&at](std::size_t k, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+    return at(k) >= lo && at(k) <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned char lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   std::size_t run = 0;  // start of the current run of characters that need no escape
   for (std::size_t i = 0; i < s.size(); ++i) {
     auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Bytes that are not UTF-8 (a damaged database page, say) would make the whole answer
+      // invalid JSON: each becomes U+FFFD, as a decoder would show it.
+      if (std::size_t n = utf8_sequence(s, i); n > 0) {
+        i += n - 1;
+        continue;
+      }
+      out.append(s.data() + run, i - run);
+      run = i + 1;
+      out += "\\ufffd";
+      continue;
+    }
     if (c >= 0x20 && c != '"' && c != '\\') continue;
     out.append(s.data() + run, i - run);
     run = i + 1;

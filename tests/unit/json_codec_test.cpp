@@ -29,6 +29,37 @@ BOOST_AUTO_TEST_CASE(strings_round_trip_through_a_json_parser) {
   }
 }
 
+// Bytes that are not UTF-8 (a damaged database page, issue 37) become U+FFFD: the answer stays
+// JSON. Well-formed sequences pass unchanged; overlong forms, surrogates, stray continuation
+// bytes and sequences cut short do not.
+BOOST_AUTO_TEST_CASE(bytes_that_are_not_utf8_become_replacement_characters) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"caf\xC3\xA9", "caf\xC3\xA9"},
+      {"a\xFF" "b", "a" + fffd + "b"},
+      {"\xC0\xAF", fffd + fffd},                  // overlong '/'
+      {"\xED\xA0\x80", fffd + fffd + fffd},      // a surrogate
+      {"\x80" "x", fffd + "x"},                   // a continuation byte alone
+      {"\xE4\xB8", fffd + fffd},                  // cut short
+      {"\xF4\x90\x80\x80", fffd + fffd + fffd + fffd},  // past U+10FFFF
+      {"\xF0\x9F\x98\x80!", "\xF0\x9F\x98\x80!"}};
+  for (const auto& [in, shown] : cases) {
+    std::string out;
+    append_json_string(out, in);
+    BOOST_TEST(std::string(json::parse(out).as_string()) == shown);
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 500; ++i) {
+    std::string s;
+    for (int j = 0; j < 40; ++j) s += static_cast<char>(rng() % 256);
+    std::string out;
+    append_json_string(out, s);
+    std::error_code ec;
+    json::parse(out, ec);
+    BOOST_TEST(!ec, "not JSON: " << out);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(message_text_has_the_contract_keys_in_order) {
   Message m;
   m.id = 123456789012345LL;
