@@ -74,8 +74,7 @@ echo "== ASan+UBSan build"
 cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DDLQ_SANITIZE=ON -DDLQ_WERROR=ON \
   -DDLQ_BUILD_TESTS=ON -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
 phase=$SECONDS
-cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests dlqctl dlq_dlqctl_tests \
-  dlq_fault_tests
+cmake --build build/asan -j"$jobs" --target dlqd dlq_unit_tests dlq_integration_tests dlqctl dlq_dlqctl_tests
 echo "   (ASan+UBSan build: $((SECONDS - phase)) s)"
 
 echo "== Sanitized suites (SQLite)"
@@ -88,7 +87,9 @@ echo "   (sanitized suites: $((SECONDS - phase)) s)"
 
 echo "== Sanitized I/O fault loop (SQLite, every 8th call failing once)"
 phase=$SECONDS
-DLQ_TEST_BACKEND=sqlite DLQ_FAULTS_STRIDE=8 build/asan/tests/dlq_fault_tests -t io_faults
+# What is sanitized is dlqd, the process the faults hit: the Release test binary drives it.
+DLQ_TEST_DLQD="$PWD/build/asan/app/dlqd" DLQ_TEST_BACKEND=sqlite DLQ_FAULTS_STRIDE=8 \
+  build/release/tests/dlq_fault_tests -t io_faults
 echo "   (sanitized I/O fault loop: $((SECONDS - phase)) s)"
 
 echo "== Fuzzing the request path for 60 s (clang, ASan+UBSan; a longer run: scripts/fuzz.sh 1800)"

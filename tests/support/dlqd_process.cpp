@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,14 @@ int decode_status(int status) {
 
 }  // namespace
 
+const char* dlqd_path() {
+  static const char* path = [] {
+    const char* chosen = std::getenv("DLQ_TEST_DLQD");
+    return chosen != nullptr && *chosen != '\0' ? chosen : DLQ_DLQD_PATH;
+  }();
+  return path;
+}
+
 std::string fresh_database_url(const std::string& dir) {
   if (test_backend() == Backend::postgresql) return create_pg_database("dlq_it");
   return "sqlite:" + dir + "/dlq.db";
@@ -95,7 +104,7 @@ DlqdProcess::DlqdProcess(DlqdOptions options) : options_(std::move(options)) {
 
   int pipefd[2];
   if (pipe(pipefd) != 0) throw std::runtime_error("pipe failed");
-  pid_ = spawn(DLQ_DLQD_PATH, args, options_.env, pipefd[1], dir_ + "/stderr.log");
+  pid_ = spawn(dlqd_path(), args, options_.env, pipefd[1], dir_ + "/stderr.log");
   close(pipefd[1]);
 
   // Read the readiness line: "dlqd listening on http://127.0.0.1:PORT".
@@ -185,7 +194,7 @@ void DlqdProcess::signal(int sig) {
 
 CommandResult run_dlqd(const std::vector<std::string>& args, const std::vector<std::string>& env,
                        std::chrono::milliseconds timeout, const std::string& input) {
-  return run_program(DLQ_DLQD_PATH, args, env, timeout, input);
+  return run_program(dlqd_path(), args, env, timeout, input);
 }
 
 CommandResult run_program(const std::string& program, const std::vector<std::string>& args,

@@ -67,6 +67,10 @@ CommandResult run_program(const std::string& program, const std::vector<std::str
                           std::chrono::milliseconds timeout = std::chrono::seconds(20),
                           const std::string& input = "");
 
+// The dlqd the tests start: DLQ_TEST_DLQD when set (scripts/test.sh points the Release fault
+// tests at the sanitized dlqd that way), else the one built beside the tests.
+const char* dlqd_path();
+
 // A database URL for a new, empty database on the backend this run tests.
 std::string fresh_database_url(const std::string& dir);
 
