@@ -36,13 +36,12 @@ echo "== Release suites (SQLite and PostgreSQL)"
 responses="$PWD/build/release/recorded-responses.jsonl"
 rm -f "$responses"
 phase=$SECONDS
+# The fault tests' short sizes (the full ones are their defaults: docs/reliability.md).
+export DLQ_POWER_CUTS=5 DLQ_POWER_CUTS_NORMAL=3 DLQ_POWER_CUTS_ABC=3 DLQ_FAULTS_STRIDE=4 \
+  DLQ_FAULTS_CUT_STRIDE=40 DLQ_DAMAGED_RUNS=5
 # Two suites at a time: they share no port (dlqd listens on port 0), no file (each its own temp
 # folders) and no database (each PostgreSQL test creates its own), and spend most of their time
 # waiting on the servers they start.
-# The fault tests' short sizes (the full ones are their defaults: docs/reliability.md).
-export DLQ_POWER_CUTS=5 DLQ_POWER_CUTS_NORMAL=3 DLQ_POWER_CUTS_ABC=3 DLQ_FAULTS_STRIDE=4 \
-  DLQ_FAULTS_CUT_STRIDE=40 \
-  DLQ_DAMAGED_RUNS=5
 DLQ_RECORD_RESPONSES="$responses" ctest --test-dir build/release --output-on-failure --timeout 900 \
   -j"$jobs"
 echo "   (Release suites: $((SECONDS - phase)) s)"
