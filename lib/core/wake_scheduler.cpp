@@ -271,6 +271,8 @@ awaitable<std::vector<Message>> WakeScheduler::park_on_strand(std::string queue,
       if (cancel) cancel->waiter = parking.waiter.get();
       ++waiting_;
     }
+    // A cancel that came while the attempt ran found no waiter to stop: it is only a flag.
+    if (cancel && cancel->cancelled) break;
     parking.waiter->woken = false;
     parking.waiter->timer.expires_at(deadline);
     co_await parking.waiter->timer.async_wait(asio::as_tuple(use_awaitable));
