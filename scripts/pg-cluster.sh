@@ -5,6 +5,7 @@
 #                                    (postgresql://postgres@127.0.0.1:PORT/postgres)
 #   scripts/pg-cluster.sh stop    -> stops it (the data folder stays until the next start)
 #   scripts/pg-cluster.sh resume  -> starts the existing cluster again (outage tests)
+#   scripts/pg-cluster.sh crash   -> stops it in immediate mode, as a power cut would (chaos test)
 # DLQ_PG_PORT (default 55432) and DLQ_PG_DIR (default /tmp/dlq-pg-$DLQ_PG_PORT) override.
 set -euo pipefail
 
@@ -58,8 +59,11 @@ case "${1:-}" in
   stop)
     stop
     ;;
+  crash)
+    as_owner "$bin/pg_ctl" -D "$dir" -m immediate -w -t 30 stop >/dev/null
+    ;;
   *)
-    echo "usage: $0 start|stop|resume" >&2
+    echo "usage: $0 start|stop|resume|crash" >&2
     exit 2
     ;;
 esac

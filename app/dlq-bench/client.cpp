@@ -14,6 +14,7 @@ Client::Client(asio::any_io_executor ex, asio::ip::tcp::endpoint endpoint)
 
 asio::awaitable<void> Client::ensure_connected() {
   if (connected_) co_return;
+  if (timeout_.count() > 0) stream_.expires_after(timeout_);
   co_await stream_.async_connect(endpoint_, asio::use_awaitable);
   stream_.socket().set_option(asio::ip::tcp::no_delay(true));
   buffer_.clear();
@@ -26,11 +27,14 @@ void Client::close() {
   connected_ = false;
 }
 
-asio::awaitable<Reply> Client::request(http::verb method, std::string target, std::string body) {
+asio::awaitable<Reply> Client::request(http::verb method, std::string target, std::string body,
+                                       std::string request_id) {
   co_await ensure_connected();
+  if (timeout_.count() > 0) stream_.expires_after(timeout_);
   http::request<http::string_body> req{method, target, 11};
   req.set(http::field::host, "127.0.0.1");
   if (!token_.empty()) req.set(http::field::authorization, "Bearer " + token_);
+  if (!request_id.empty()) req.set("X-Request-Id", request_id);
   if (!body.empty()) {
     req.set(http::field::content_type, "application/json");
     req.body() = std::move(body);

@@ -22,8 +22,13 @@ struct Reply {
 class Client {
  public:
   Client(boost::asio::any_io_executor ex, boost::asio::ip::tcp::endpoint endpoint);
+  // `request_id` (if any) goes out as X-Request-Id.
   boost::asio::awaitable<Reply> request(boost::beast::http::verb method, std::string target,
-                                        std::string body = {});
+                                        std::string body = {}, std::string request_id = {});
+  // A limit on each connect and request (0: none); one past it throws, as a dropped connection does.
+  void set_timeout(std::chrono::milliseconds t) { timeout_ = t; }
+  // Connects if not connected (request() does it too): a failure here means nothing was sent.
+  boost::asio::awaitable<void> connect() { return ensure_connected(); }
   void close();
   // Every client of this process sends `Authorization: Bearer <token>` (empty: none).
   static void use_token(std::string token) { token_ = std::move(token); }
@@ -36,6 +41,7 @@ class Client {
   boost::beast::tcp_stream stream_;
   boost::beast::flat_buffer buffer_;
   bool connected_ = false;
+  std::chrono::milliseconds timeout_{0};
 };
 
 }  // namespace dlq::bench

@@ -20,14 +20,14 @@ int main(int argc, char** argv) {
   po::options_description desc(
       "dlq-bench WORKLOAD --port N [options]\n"
       "workloads: enqueue, batch_enqueue, drain, mixed, dead_letter, healthz, wakeup,\n"
-      "           due_accuracy, idle_pollers, idle_connections, claim_latency, get, crash_load,\n"
+      "           due_accuracy, idle_pollers, idle_connections, claim_latency, get, chaos_load,\n"
       "           expect\nOptions");
   desc.add_options()
       ("help,h", "show this help")
       ("workload", po::value(&workload)->required(), "what to run")
       ("host", po::value(&host), "dlqd address (127.0.0.1)")
       ("port", po::value(&port)->required(), "dlqd port")
-      ("producer-port", po::value(&producer_port), "wakeup: enqueue through this node (default: --port)")
+      ("producer-port", po::value(&producer_port), "wakeup: enqueue through this node; chaos_load: the second node (default: --port)")
       ("queue", po::value(&o.queue)->default_value("bench"), "queue name")
       ("connections", po::value(&o.connections)->default_value(16), "client connections")
       ("producers", po::value(&o.producers)->default_value(8), "mixed: producer connections")
@@ -41,7 +41,9 @@ int main(int argc, char** argv) {
       ("payload-bytes", po::value(&o.payload_bytes)->default_value(100), "payload size")
       ("expect", po::value(&o.expect), "expect: counts such as ready=100,dead=0")
       ("target", po::value(&o.target), "get: the path (and query) to GET, --messages times")
-      ("out", po::value(&o.out), "crash_load: folder for the enqueued/succeeded id logs")
+      ("out", po::value(&o.out), "chaos_load: the history file (JSON lines, appended)")
+      ("tag", po::value(&o.tag), "chaos_load: prefix of request ids and payload tokens")
+      ("seed", po::value(&o.seed)->default_value(0), "chaos_load: seed of the clients' choices")
       ("ack-in-claim", po::bool_switch(&o.ack_in_claim),
        "drain, mixed: acknowledge each message with the next claim (ack) instead of a succeed")
       ("token", po::value(&token), "send Authorization: Bearer TOKEN with every request");

@@ -81,8 +81,8 @@ inline Result finish(std::string name, Latencies& lat, long long count, double s
 
 inline std::string messages_path(const Options& o) { return "/queues/" + o.queue + "/messages"; }
 inline std::string claim_path(const Options& o) { return "/queues/" + o.queue + "/claim"; }
-inline std::string message_path(const Options& o, long long id, const char* action) {
-  return "/queues/" + o.queue + "/messages/" + std::to_string(id) + "/" + action;
+inline std::string message_path(const Options& o, long long id, std::string_view action) {
+  return "/queues/" + o.queue + "/messages/" + std::to_string(id) + "/" + std::string(action);
 }
 
 // The probes (probes.cpp): the server's ceiling, wake-up and due-time latency, idle clients,

@@ -164,60 +164,6 @@ Result mixed(const Options& o) {
   return r;
 }
 
-// The crash test's load (scripts/crash-test.sh): producers and workers like W3 (whose messages
-// succeed, fail or are abandoned) until --seconds pass or dlqd goes away (kill -9). Every id answered 201 is appended to <out>/enqueued, every
-// id answered 200 to a succeed to <out>/succeeded, flushed line by line: what the server
-// acknowledged, to check against the database after the restart.
-Result crash_load(const Options& o) {
-  asio::io_context ioc;
-  std::ofstream enqueued(o.out + "/enqueued", std::ios::app), succeeded(o.out + "/succeeded", std::ios::app);
-  if (!enqueued || !succeeded) throw std::runtime_error("cannot write under " + o.out);
-  std::atomic<long long> produced{0}, consumed{0}, broken{0};
-  Latencies lat;
-  auto start = Clock::now();
-  auto stop_at = start + std::chrono::milliseconds(static_cast<long long>(o.seconds * 1000));
-  run_concurrently(ioc, o.producers + o.workers, [&](int i) -> asio::awaitable<void> {
-    Client c(ioc.get_executor(), o.endpoint);
-    try {
-      while (Clock::now() < stop_at) {
-        if (i < o.producers) {
-          auto r = co_await c.request(http_verb::post, messages_path(o), enqueue_body(o.payload_bytes, produced++));
-          if (r.status != 201) continue;  // 503 while the store is away: not acknowledged
-          enqueued << json::parse(r.body).at("id").as_int64() << '\n' << std::flush;
-          continue;
-        }
-        auto claimed = co_await c.request(http_verb::post, claim_path(o) + "?wait=1",
-                                          R"({"visibility_timeout":2})");
-        if (claimed.status != 200) continue;
-        auto body = json::parse(claimed.body);
-        if (!body.at("claimed").as_bool()) continue;
-        const auto& m = body.at("message");
-        auto id = m.at("id").as_int64();
-        // Mixed outcomes: every 7th message is walked away from (its lease expires), every 5th
-        // fails each time it is tried (three tries: dead), the rest succeed.
-        if (id % 7 == 0) continue;
-        if (id % 5 == 0) {
-          auto failure = json::serialize(json::object{{"lease_id", m.at("lease_id")}, {"error", "crash test"}});
-          co_await c.request(http_verb::post, message_path(o, id, "fail"), failure);
-          continue;
-        }
-        auto lease = json::serialize(json::object{{"lease_id", m.at("lease_id")}});
-        auto ok = co_await c.request(http_verb::post, message_path(o, id, "succeed"), lease);
-        if (ok.status == 200) {
-          succeeded << id << '\n' << std::flush;
-          ++consumed;
-        }
-      }
-    } catch (const std::exception&) {
-      ++broken;  // the server went away mid-request: that request is not acknowledged
-    }
-  });
-  Result r = finish("crash_load", lat, consumed, since(start));
-  r.extra["produced"] = static_cast<double>(produced.load());
-  r.extra["broken_connections"] = static_cast<double>(broken.load());
-  return r;
-}
-
 // W4: always-failing messages, until every one is dead.
 Result dead_letter(const Options& o) {
   asio::io_context ioc;
@@ -272,7 +218,7 @@ Result run_workload(const std::string& name, const Options& o) {
   if (name == "expect") return expect_counts(o);
   if (name == "claim_latency") return claim_latency(o);
   if (name == "get") return get_latency(o);
-  if (name == "crash_load") return crash_load(o);
+  if (name == "chaos_load") return chaos_load(o);
   if (name == "idle_connections") return idle_clients(o, false);
   throw std::runtime_error("unknown workload: " + name);
 }

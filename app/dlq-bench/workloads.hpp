@@ -25,7 +25,9 @@ struct Options {
   int payload_bytes = 100;
   std::string expect;  // expect: "ready=20000,succeeded=0" checked against the queue's stats
   std::string target;  // get: the path and query to GET
-  std::string out;     // crash_load: the folder its acknowledgement logs go to
+  std::string out;     // chaos_load: the history file its calls are appended to
+  std::string tag;     // chaos_load: prefix of request ids and payload tokens (default: the time)
+  int seed = 0;        // chaos_load: seeds each client's choices
   // drain, mixed: acknowledge each message with the worker's next claim (`ack`, http-api B6)
   // instead of a succeed request of its own.
   bool ack_in_claim = false;
@@ -42,6 +44,7 @@ struct Result {
   std::map<std::string, double> extra;
 };
 
+Result chaos_load(const Options& o);  // chaos_load.cpp
 Result run_workload(const std::string& name, const Options& options);
 std::string to_json(const Result& r);
 

@@ -236,7 +236,7 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
     if (e.ambiguous()) {
       log::warn("database unavailable", {{"path", req.path},
                                          {"request_id", req.request_id},
-                                         {"ambiguous", "true"},
+                                         {"ambiguous", true},
                                          {"error", e.what()}});
     } else {
       log::warn("database unavailable",

@@ -233,19 +233,23 @@ void write(Level level, std::string_view event, std::initializer_list<Field> fie
   if (g_format == Format::json) {
     line += "\"event\":";
     append_json_value(line, event);
-    for (const auto& [key, value] : fields) {
+    for (const auto& f : fields) {
       line += ',';
-      append_json_string(line, key);  // keys are names in dlqd's code
+      append_json_string(line, f.key);  // keys are names in dlqd's code
       line += ':';
-      append_json_value(line, value);
+      if (f.flag) {
+        line += f.value;
+      } else {
+        append_json_value(line, f.value);
+      }
     }
   } else {
     line += event;  // events are dlqd's own words, spaces and all
-    for (const auto& [key, value] : fields) {
+    for (const auto& f : fields) {
       line += ' ';
-      line += key;
+      line += f.key;
       line += '=';
-      append_text_value(line, value);
+      append_text_value(line, f.value);
     }
   }
   logger->log(to_spdlog(level), spdlog::string_view_t(line.data(), line.size()));

@@ -2,6 +2,7 @@
 // (stdout carries only the readiness line). Never pass payloads here.
 #pragma once
 
+#include <concepts>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -12,7 +13,17 @@ namespace dlq::log {
 enum class Level { debug, info, warn, error };
 enum class Format { json, text };
 
-using Field = std::pair<std::string_view, std::string>;
+// One field of a line: a text value (a JSON string), or a flag (a JSON boolean: `"ambiguous":
+// true`; `true` in text lines).
+struct Field {
+  Field(std::string_view k, std::string v) : key(k), value(std::move(v)) {}
+  template <class B>
+    requires std::same_as<B, bool>
+  Field(std::string_view k, B flag) : key(k), value(flag ? "true" : "false"), flag(true) {}
+  std::string_view key;
+  std::string value;
+  bool flag = false;
+};
 
 void setup(Level level, Format format);
 bool enabled(Level level);

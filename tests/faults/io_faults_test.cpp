@@ -386,7 +386,7 @@ bool one_fault(const Seed& seed, const std::map<std::string, std::string>& befor
   // ambiguous (the frames may have reached the log, and the next open recovers them).
   // PostgreSQL: a connection cut while COMMIT was on its way is ambiguous the same way.
   const bool in_commit =
-      pg ? proxy && log.find("\"ambiguous\":\"true\"") != std::string::npos
+      pg ? proxy && log.find("\"ambiguous\":true") != std::string::npos
          : (log.find("\"call\":\"sync\"") != std::string::npos ||
             log.find("\"call\":\"write\",\"file\":\"log\"") != std::string::npos);
   const auto now = snapshot(copy.url());

@@ -72,6 +72,20 @@ BOOST_AUTO_TEST_CASE(a_warning_writes_every_waiting_line_in_order_and_info_lines
   BOOST_TEST(written, "an info line alone was not written within 5 s");
 }
 
+// A flag is a JSON boolean (the chaos checker reads `"ambiguous": true`); a text value that
+// reads "true" stays a string.
+BOOST_AUTO_TEST_CASE(a_flag_is_a_json_boolean_and_a_text_value_a_string) {
+  dlq::test::TempDir dir;
+  std::string path = dir.file("stderr.log");
+  {
+    StderrToFile redirect(path);
+    dlq::log::setup(dlq::log::Level::info, dlq::log::Format::json);
+    dlq::log::warn("flagged", {{"ambiguous", true}, {"said", "true"}, {"off", false}});
+  }
+  std::string line = read_file(path);
+  BOOST_TEST(line.find(R"("ambiguous":true,"said":"true","off":false)") != std::string::npos, line);
+}
+
 // Issue 31, item 10: a value can neither end its field nor its line, and every line is UTF-8.
 namespace {
 
