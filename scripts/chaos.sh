@@ -135,19 +135,37 @@ stop_proxy() {
   proxy=""
 }
 
-declare -A done_faults
-fault() {  # fault NAME: one fault, its recovery included
-  local name="$1" victim
+# first_write N: ms from now until node N acknowledges an enqueue (into the queue `probe`, which
+# the checker does not read): how long a fault keeps writes away once it is undone.
+first_write() {
+  local t0 i
+  t0="$(now_ms)"
+  for i in $(seq 1 3000); do
+    if curl -fs -o /dev/null -m 2 -X POST -d '{"payload":"probe"}' \
+         "http://127.0.0.1:${port[$1]}/queues/probe/messages"; then
+      echo $(( $(now_ms) - t0 )); return
+    fi
+    sleep 0.01
+  done
+  echo "chaos: node $1 took no write for 30 s after a fault" >&2
+  echo 30000
+}
+
+declare -A done_faults recovery
+fault() {  # fault NAME: one fault, undone; then the time to the first write, kept per fault kind
+  local name="$1" victim probe=1 t0
   done_faults[$name]=$(( ${done_faults[$name]:-0} + 1 ))
+  t0="$(now_ms)"
   case "$name" in
     kill)  # any node, kill -9, restarted at once
       victim=$(( nodes == 1 ? 1 : 1 + RANDOM % 2 ))
-      kill_node "$victim"; sleep "$(between 0 0.3)"; start_node "$victim" ;;
+      probe="$victim"; kill_node "$victim"; sleep "$(between 0 0.3)"; t0="$(now_ms)"; start_node "$victim" ;;
     pause)
       kill -STOP "${pid[1]}"; sleep "$(between 0.5 3.5)"; kill -CONT "${pid[1]}" ;;
     pg_restart)
       DLQ_PG_PORT=$pg_port scripts/pg-cluster.sh crash
       sleep "$(between 0.2 1)"
+      t0="$(now_ms)"
       DLQ_PG_DURABLE=1 DLQ_PG_PORT=$pg_port scripts/pg-cluster.sh resume >/dev/null ;;
     terminate)
       for _ in 1 2 3 4 5 6 7 8; do
@@ -158,20 +176,26 @@ fault() {  # fault NAME: one fault, its recovery included
     proxy)  # stall node 2's connections, then drop them
       pkill -STOP -P "$proxy" 2>/dev/null || true; kill -STOP "$proxy"
       sleep "$(between 1 3)"
-      stop_proxy; start_proxy ;;
+      probe=2; t0="$(now_ms)"; stop_proxy; start_proxy ;;
     pause_follower)  # the leader reaps the stopped node's leases meanwhile
       victim=$(( $(leader) == 1 ? 2 : 1 ))
-      kill -STOP "${pid[$victim]}"; sleep 3.5; kill -CONT "${pid[$victim]}" ;;
+      probe="$victim"; kill -STOP "${pid[$victim]}"; sleep 3.5; t0="$(now_ms)"; kill -CONT "${pid[$victim]}" ;;
     kill_leader)  # batch replay runs are under way most of the time: the other node takes them
       victim="$(leader)"
-      kill_node "$victim"; sleep "$(between 0.2 1)"; start_node "$victim" ;;
+      probe="$victim"; kill_node "$victim"; sleep "$(between 0.2 1)"; t0="$(now_ms)"; start_node "$victim" ;;
   esac
+  case "$name" in
+    pause) t0="$(now_ms)" ;;  # from the SIGCONT
+    terminate) t0="$(now_ms)" ;;  # from the last termination
+  esac
+  first_write "$probe" > /dev/null
+  recovery[$name]+="$(( $(now_ms) - t0 )) "
 }
 
 failures=0
 run_backend() {  # run_backend NAME
   local name="$1" faults t_end checked_at status=0
-  : > "$work/history.jsonl"; rm -f "$work"/node*.log; restarts=(); done_faults=()
+  : > "$work/history.jsonl"; rm -f "$work"/node*.log; restarts=(); done_faults=(); recovery=()
   if [ "$name" = sqlite ]; then
     nodes=1; db[1]="sqlite:$work/chaos.db"
     faults=(kill pause)
@@ -224,6 +248,11 @@ run_backend() {  # run_backend NAME
   local summary=""
   for f in "${!done_faults[@]}"; do summary+="$f ${done_faults[$f]}, "; done
   echo "$name: faults: ${summary%, }"
+  # From the fault undone (the restart begun, SIGCONT sent, the last connection ended) to the
+  # first acknowledged write.
+  for f in "${!recovery[@]}"; do
+    echo "$name: $f: first write after $(printf '%s\n' ${recovery[$f]} | sort -n | awk '{ a[NR] = $1 } END { printf "median %d ms, worst %d ms", a[int((NR + 1) / 2)], a[NR] }')"
+  done
   echo "$name: restart to first answer: $(printf '%s\n' "${restarts[@]}" | sort -n | awk '{ a[NR] = $1 } END { printf "median %d ms, worst %d ms over %d starts", a[int((NR + 1) / 2)], a[NR], NR }')"
   if [ "$faulty" = 1 ]; then
     # The bug must be caught: a clean history here means the checker missed it.
