@@ -129,6 +129,17 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
   std::exception_ptr fault;
   try {
     claimed = co_await take(ctx, cmd, cancel, watch, acked);
+  } catch (const std::exception& e) {
+    // The acknowledgements committed with the first attempt, and a later one of the waiting
+    // claim failed (the database went away): answer what did happen, the acks and no message.
+    // A 5xx would tell the worker that nothing changed, and it would do the work again.
+    if (!cmd.acks.empty() && acked.size() == cmd.acks.size()) {
+      log::warn("claim ended early", {{"queue", cmd.queue}, {"request_id", ctx.request_id},
+                                      {"error", e.what()}});
+      claimed.clear();
+    } else {
+      fault = std::current_exception();
+    }
   } catch (...) {
     fault = std::current_exception();
   }
