@@ -8,7 +8,8 @@ COMMIT, logged `database unavailable` with `ambiguous`) and the database after t
   ok N fail N info N ambiguous N recovered N | lost N unexpected N duplicated N undone N
   stale_accepted N replayed_twice N audit_missing N stuck N
 
-A count after `|` above 0 is a broken promise: exit 1, with up to five examples of each on stderr.
+A count after `|` above 0 is a broken promise: exit 1, with up to five examples of each on stderr
+(exit 2: the checker could not read its inputs).
   lost            an acknowledged enqueue whose message is not in the database (and could not
                   have been purged: only succeeded messages are, and only a succeed makes one)
   unexpected      a message no enqueue made, or one that only refused enqueues could have made;
@@ -376,4 +377,11 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except SystemExit:
+        raise
+    except Exception:  # the checker's own failure is not a verdict: exit 2, not 1
+        import traceback
+        traceback.print_exc()
+        sys.exit(2)
