@@ -33,6 +33,24 @@ std::int64_t pending(HttpClient& c, const std::string& q) {
   return stats.json().at("ready").as_int64() + stats.json().at("scheduled").as_int64();
 }
 
+// A dlqd on a fresh PostgreSQL database that it reaches only through a proxy the test can
+// silence; statements bounded at 2 s, connects at 2 s.
+struct ProxiedNode {
+  static unsigned short server_port(const std::string& url) {
+    std::smatch port;
+    BOOST_REQUIRE(std::regex_search(url, port, std::regex(":([0-9]+)/")));
+    return static_cast<unsigned short>(std::stoi(port[1].str()));
+  }
+  explicit ProxiedNode(const std::string& direct)
+      : proxy(server_port(direct)),
+        node{DlqdOptions(
+            R"({"database": {"statement_timeout_seconds": 2, "connect_timeout_seconds": 2}})",
+            std::regex_replace(direct, std::regex(":[0-9]+/"),
+                               ":" + std::to_string(proxy.port()) + "/"))} {}
+  TcpProxy proxy;
+  DlqdProcess node;
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(faults)
@@ -96,14 +114,9 @@ BOOST_AUTO_TEST_CASE(a_full_sqlite_database_answers_507_writes_nothing_half_and_
 BOOST_AUTO_TEST_CASE(a_silent_postgresql_network_answers_503_in_bounded_time_and_recovers,
                      *utf::precondition(on_postgresql)) {
   // dlqd reaches its database only through the proxy.
-  std::string direct = create_pg_database("dlq_it");
-  std::smatch port;
-  BOOST_REQUIRE(std::regex_search(direct, port, std::regex(":([0-9]+)/")));
-  TcpProxy proxy(static_cast<unsigned short>(std::stoi(port[1].str())));
-  std::string via_proxy = std::regex_replace(direct, std::regex(":[0-9]+/"),
-                                             ":" + std::to_string(proxy.port()) + "/");
-  DlqdProcess node{DlqdOptions(
-      R"({"database": {"statement_timeout_seconds": 2, "connect_timeout_seconds": 2}})", via_proxy)};
+  ProxiedNode proxied(create_pg_database("dlq_it"));
+  auto& proxy = proxied.proxy;
+  auto& node = proxied.node;
   HttpClient c(node.port());
   std::string q = fresh_queue("silent");
   for (int i = 0; i < 10; ++i) enqueue(c, q, std::to_string(i));
@@ -143,14 +156,9 @@ BOOST_AUTO_TEST_CASE(a_silent_postgresql_network_answers_503_in_bounded_time_and
 // writing the chaos test's history checker, whose `unexpected` rule it breaks.
 BOOST_AUTO_TEST_CASE(a_waiting_claim_that_loses_the_database_still_answers_its_committed_acks,
                      *utf::precondition(on_postgresql)) {
-  std::string direct = create_pg_database("dlq_it");
-  std::smatch port;
-  BOOST_REQUIRE(std::regex_search(direct, port, std::regex(":([0-9]+)/")));
-  TcpProxy proxy(static_cast<unsigned short>(std::stoi(port[1].str())));
-  std::string via_proxy = std::regex_replace(direct, std::regex(":[0-9]+/"),
-                                             ":" + std::to_string(proxy.port()) + "/");
-  DlqdProcess node{DlqdOptions(
-      R"({"database": {"statement_timeout_seconds": 2, "connect_timeout_seconds": 2}})", via_proxy)};
+  ProxiedNode proxied(create_pg_database("dlq_it"));
+  auto& proxy = proxied.proxy;
+  auto& node = proxied.node;
   HttpClient c(node.port());
   std::string q = fresh_queue("ackwait");
   enqueue(c, q, "done");
