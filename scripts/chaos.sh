@@ -245,6 +245,10 @@ run_backend() {  # run_backend NAME
   stop_proxy
   local logs=() counts
   for n in $(seq 1 "$nodes"); do logs+=(--log "$work/node$n.log"); done
+  check() {  # check [--selftest]: this run's history, logs and database through the checker
+    python3 tests/chaos/check.py --db "${db[1]}" --history "$work/history.jsonl" "${logs[@]}" \
+      --checked-at "$checked_at" "$@"
+  }
   local summary=""
   for f in "${!done_faults[@]}"; do summary+="$f ${done_faults[$f]}, "; done
   echo "$name: faults: ${summary%, }"
@@ -257,8 +261,7 @@ run_backend() {  # run_backend NAME
   if [ "$faulty" = 1 ]; then
     # The bug must be caught: the checker exits 1 for broken promises (2 for its own errors).
     local rc=0
-    counts="$(python3 tests/chaos/check.py --db "${db[1]}" --history "$work/history.jsonl" \
-                "${logs[@]}" --checked-at "$checked_at" 2> "$work/check.err")" || rc=$?
+    counts="$(check 2> "$work/check.err")" || rc=$?
     echo "$name (faulty): $counts"
     if [ "$rc" = 1 ]; then
       head -3 "$work/check.err"
@@ -269,16 +272,14 @@ run_backend() {  # run_backend NAME
     fi
     return
   fi
-  if ! counts="$(python3 tests/chaos/check.py --db "${db[1]}" --history "$work/history.jsonl" \
-                   "${logs[@]}" --checked-at "$checked_at" 2> "$work/check.err")"; then
+  if ! counts="$(check 2> "$work/check.err")"; then
     status=1
   fi
   echo "$name: $counts"
   if [ "$status" != 0 ]; then head -40 "$work/check.err" >&2; fi
   if [ "$name" = sqlite ] && [ "$status" = 0 ]; then
     # The checker itself: each doctored copy of this run's database must trip its count.
-    python3 tests/chaos/check.py --db "${db[1]}" --history "$work/history.jsonl" "${logs[@]}" \
-      --checked-at "$checked_at" --selftest | tail -n 1 || status=1
+    check --selftest | tail -n 1 || status=1
   fi
   if [ "$name" = postgresql ]; then
     DLQ_PG_PORT=$pg_port scripts/pg-cluster.sh stop >/dev/null 2>&1 || true; pg_started=0

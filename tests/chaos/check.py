@@ -191,20 +191,23 @@ def check(calls, d, ambiguous, checked_at):
         else:
             recovered(c, row is not None and row["outcome"] == expect)
 
+    def as_item(c, item_ok):
+        """One acknowledgement of a call that carries several: ok only with its own 200; an answered
+        call's other items were refused; an unanswered call's stay unknown."""
+        return dict(c, outcome="ok" if item_ok else ("fail" if c["outcome"] == "ok" else c["outcome"]))
+
     for c in calls:
         op, args = c["op"], c["args"]
         if op == "succeed":
             ended(c, args["id"], args["attempt"], "succeeded", "succeed")
         elif op == "ack":
-            item_ok = c.get("result", {}).get("item_status") == 200
-            probe = dict(c, outcome="ok" if item_ok else ("fail" if c["outcome"] == "ok" else c["outcome"]))
-            ended(probe, args["id"], args["attempt"], "succeeded", "ack")
+            ended(as_item(c, c.get("result", {}).get("item_status") == 200), args["id"], args["attempt"],
+                  "succeeded", "ack")
         elif op == "claim":
             acked = c.get("result", {}).get("acked", [])
             for i, a in enumerate(args.get("ack", [])):
                 item_ok = i < len(acked) and acked[i].get("status") == 200
-                probe = dict(c, outcome="ok" if item_ok else ("fail" if c["outcome"] == "ok" else c["outcome"]))
-                ended(probe, a["id"], a["attempt"], "succeeded", "ack in claim")
+                ended(as_item(c, item_ok), a["id"], a["attempt"], "succeeded", "ack in claim")
         elif op == "fail":
             ended(c, args["id"], args["attempt"], "failed", "fail")
         elif op == "release" and c["outcome"] == "ok":
