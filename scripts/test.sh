@@ -63,6 +63,9 @@ phase=$SECONDS
 tests/clients/run.sh build/release/app/dlqd
 echo "   (worker libraries: $((SECONDS - phase)) s)"
 
+echo "== SQS front: @aws-sdk/client-sqs and sqs-consumer against dlqd (tests/sqs; SQLite and PostgreSQL)"
+tests/sqs/run.sh build/release/app/dlqd
+
 echo "== Chaos test, a minute per backend (longer: scripts/chaos.sh --minutes M)"
 phase=$SECONDS
 scripts/chaos.sh --minutes 1 --backend both

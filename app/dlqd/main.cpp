@@ -157,12 +157,15 @@ sigset_t hangup_signal() {
   return set;
 }
 
-// SIGHUP: auth.tokens from the config file again; other keys need a restart. A file that does
-// not load, or that has no tokens while tokens are in force, keeps the old tokens: emptying them
-// would open every route to anyone, on loopback as well. Only auth.allow_anonymous, in the
-// running config and in the reloaded file, lets a reload do that.
-void reload_tokens(const Options& options, const dlq::Config& running,
-                   dlq::core::AccessControl& access) {
+// SIGHUP: auth.tokens and sqs.access_keys (with their secret files) from the config file again,
+// together; other keys need a restart. A file that does not load (a secret file that is missing,
+// empty or readable by others included), that has no tokens while tokens are in force, or that
+// has no access keys while keys are in force, keeps the old tokens and keys: emptying tokens would
+// open every route to anyone, on loopback as well, and emptying keys would open the SQS front.
+// Only auth.allow_anonymous, in the running config and in the reloaded file, lets a reload empty
+// the tokens; nothing lets it empty the keys. `sqs_keys_in_force` counts the keys now in force.
+void reload_access(const Options& options, const dlq::Config& running,
+                   dlq::core::AccessControl& access, std::size_t& sqs_keys_in_force) {
   if (!options.config_path) {
     dlq::log::warn("SIGHUP: no config file to reload (started without --config)");
     return;
@@ -172,15 +175,25 @@ void reload_tokens(const Options& options, const dlq::Config& running,
     const bool anonymous_allowed = running.auth.allow_anonymous && fresh.auth.allow_anonymous;
     if (fresh.auth.tokens.empty() && access.enforcing() && !anonymous_allowed) {
       dlq::log::error("SIGHUP: the reloaded config has no tokens, which would open every route "
-                      "to anyone; keeping the old tokens (auth.allow_anonymous: true, at start and in "
-                      "the file, allows it)");
+                      "to anyone; keeping the old tokens and SQS access keys "
+                      "(auth.allow_anonymous: true, at start and in the file, allows it)");
+      return;
+    }
+    if (fresh.sqs.access_keys.empty() && sqs_keys_in_force > 0) {
+      dlq::log::error("SIGHUP: the reloaded config has no sqs.access_keys, which would open the "
+                      "SQS front; keeping the old tokens and SQS access keys (a restart can "
+                      "remove them)");
       return;
     }
     access.replace(fresh.auth.tokens);
+    access.replace_sqs_keys(fresh.sqs.access_keys);
+    sqs_keys_in_force = fresh.sqs.access_keys.size();
     dlq::log::info("access tokens reloaded",
-                   {{"tokens", std::to_string(fresh.auth.tokens.size())}});
+                   {{"tokens", std::to_string(fresh.auth.tokens.size())},
+                    {"sqs_access_keys", std::to_string(fresh.sqs.access_keys.size())}});
   } catch (const std::exception& e) {
-    dlq::log::error("SIGHUP: config reload failed; keeping the old tokens", {{"error", e.what()}});
+    dlq::log::error("SIGHUP: config reload failed; keeping the old tokens and SQS access keys",
+                    {{"error", e.what()}});
   }
 }
 
@@ -254,6 +267,7 @@ int run(const Options& options) {
   dlq::http::Server server(pool, api, config, lifecycle);
 
   std::string bound = server.listen(config.listen);
+  api.bound(bound);
   if (!server.bound_to_loopback() && config.auth.tokens.empty() && !config.auth.allow_anonymous) {
     dlq::log::flush();  // the lines logged so far come first
     std::cerr << "dlqd: refusing to listen on " << bound
@@ -268,10 +282,11 @@ int run(const Options& options) {
   store.campaign([&tasks](bool leading) { tasks.set_leader(leading); });
 
   asio::signal_set reload(ioc, SIGHUP);
+  std::size_t sqs_keys_in_force = config.sqs.access_keys.size();
   std::function<void()> await_reload = [&] {
     reload.async_wait([&](const boost::system::error_code& ec, int) {
       if (ec) return;
-      reload_tokens(options, config, access);
+      reload_access(options, config, access, sqs_keys_in_force);
       await_reload();
     });
   };

@@ -15,6 +15,7 @@
 
 #include "config/database_url.hpp"
 #include "config/key_visitors.hpp"
+#include "config/sqs_config.hpp"
 #include "config/web_origin.hpp"
 #include "config/webhook_url.hpp"
 #include "model/role.hpp"
@@ -65,6 +66,11 @@ std::optional<std::string> check_sha256_hex(const std::string& s) {
                          [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
   if (s.size() == 64 && hex) return std::nullopt;
   return "must be 64 lowercase hex digits (the SHA-256 of the token: dlqd hash-token prints it)";
+}
+
+std::optional<std::string> check_file_name(const std::string& s) {
+  if (s.empty()) return "must name a file";
+  return std::nullopt;
 }
 
 std::optional<std::string> check_role(const std::string& s) {
@@ -264,6 +270,22 @@ void visit_tail(V& v, Config& c) {
     h.strings("allowed_hosts", c.http.allowed_hosts, check_allowed_host);
     h.strings("allowed_origins", c.http.allowed_origins, check_allowed_origin);
   });
+  v.object("sqs", [&c](V& s) {
+    s.string("public_url", c.sqs.public_url, config_detail::check_sqs_public_url);
+    s.string("region", c.sqs.region, config_detail::check_sqs_region);
+    s.string("account_id", c.sqs.account_id, config_detail::check_sqs_account_id);
+    // The secret itself is no key: it is read from secret_file (load_config), never printed.
+    s.template object_array<SqsAccessKey>(
+        "access_keys", c.sqs.access_keys, [](V& k, SqsAccessKey& key) {
+          k.string("name", key.name, check_token_name);
+          k.string("access_key_id", key.access_key_id, config_detail::check_sqs_access_key_id);
+          k.string("secret_file", key.secret_file, check_file_name);
+          k.strings("roles", key.roles, check_role);
+          if constexpr (std::is_same_v<V, Parser>) {
+            k.required({"name", "access_key_id", "secret_file"});
+          }
+        });
+  });
   v.object("testing", [&c](V& t) {
     t.boolean("allow_clock_override", c.testing.allow_clock_override);
     t.integer("sqlite_max_page_count", c.testing.sqlite_max_page_count, 0, 1LL << 40);
@@ -310,6 +332,8 @@ void parse_into(const json::object& root, Config& c, std::vector<std::string>& e
   visit_tail(v, c);
   v.finish();
   check_tokens(c.auth.tokens, errors);
+  config_detail::check_sqs_access_keys(c, errors);
+  config_detail::normalize_sqs_public_url(c.sqs.public_url);
   if (c.alerts.on_new_incident && c.alerts.webhook_url.empty()) {
     errors.push_back("config key \"alerts.on_new_incident\": true needs alerts.webhook_url "
                      "(where the incident events go)");
@@ -440,6 +464,8 @@ Config load_config(const std::optional<std::string>& path, const ConfigOverrides
   if (flags.listen) apply("--listen", *flags.listen, c.listen, check_listen);
   if (flags.database_url) apply("--db", *flags.database_url, c.database.url, check_database_url);
   check_fault_keys(c, flags, errors);
+  config_detail::check_sqs_public_url_needed(c, errors);
+  config_detail::read_sqs_secrets(c, errors);
   throw_if_errors(errors);
   return c;
 }

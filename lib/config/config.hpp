@@ -73,6 +73,16 @@ struct AuthToken {
   std::vector<std::string> roles;
 };
 
+// An SQS access key (issue 38): SigV4 requests signed with it act as `name` with `roles`. The
+// secret is read from `secret_file` at start and at SIGHUP; it is never printed or logged.
+struct SqsAccessKey {
+  std::string name;
+  std::string access_key_id;
+  std::string secret_file;
+  std::vector<std::string> roles;
+  std::string secret;  // the file's content, one trailing newline stripped (not a config key)
+};
+
 struct Config {
   std::string listen = "127.0.0.1:8080";
   std::string problem_base = "https://dlq.dev/problems";
@@ -159,6 +169,13 @@ struct Config {
     std::vector<std::string> allowed_hosts;
     std::vector<std::string> allowed_origins;
   } http;
+  // The SQS front (docs/sqs.md): queue URLs are <public_url>/<account_id>/<queue>.
+  struct Sqs {
+    std::string public_url;  // empty: http://<listen address as bound>
+    std::string region = "us-east-1";
+    std::string account_id = "000000000000";
+    std::vector<SqsAccessKey> access_keys;
+  } sqs;
   struct Testing {
     bool allow_clock_override = false;
     // SQLite: the most pages the database file may hold (PRAGMA max_page_count); 0: no limit.
@@ -203,10 +220,19 @@ struct ConfigOverrides {
 // Parses a config document (comments and trailing commas allowed) over the defaults.
 Config parse_config(std::string_view json_text);
 // Reads the file (or starts from `{}` without one), then applies DLQ_LISTEN, DLQ_DATABASE_URL,
-// DLQ_LOG_LEVEL from `getenv`, then the flags; validates the result.
+// DLQ_LOG_LEVEL from `getenv`, then the flags; validates the result and reads the SQS secret
+// files (so SIGHUP's reload, which calls it again, reads them again).
 Config load_config(const std::optional<std::string>& path, const ConfigOverrides& flags);
 // The merged configuration as a JSON document (only keys that are supported).
 std::string print_config(const Config& config);
+
+// Whether dlqd serves the SQS front (docs/sqs.md): with sqs.access_keys, or with neither keys nor
+// auth.tokens (anonymous). With tokens and no keys every SQS request is refused.
+bool sqs_front_served(const Config& config);
+// Reads each sqs.access_keys[i].secret_file into `secret` (one trailing newline stripped).
+// load_config already does; throws ConfigError naming the key and the file of each one that is
+// missing, unreadable, empty or readable by group or others, never the content.
+void load_sqs_secrets(Config& config);
 
 // One key of the configuration, as docs/configuration.md must list it.
 struct ConfigKey {

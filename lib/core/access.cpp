@@ -43,6 +43,7 @@ std::string_view to_string(Access a) {
     case Access::admin: return "admin";
     case Access::reader_unless_public_metrics: return "reader (open with auth.public_metrics)";
     case Access::any_token: return "any_token";
+    case Access::sqs: return "sqs";
   }
   return "unknown";
 }
@@ -78,9 +79,34 @@ const Principal* TokenTable::find(std::string_view token) const {
   return found;
 }
 
+SqsKeyTable::SqsKeyTable(const std::vector<SqsAccessKey>& keys) {
+  for (const auto& k : keys) {
+    Key key{k.secret, {k.name, {}}};
+    for (const auto& name : k.roles) {
+      if (auto role = parse_role(name)) key.principal.roles.push_back(*role);
+    }
+    keys_.emplace(k.access_key_id, std::move(key));
+  }
+}
+
+const SqsKeyTable::Key* SqsKeyTable::find(std::string_view access_key_id) const {
+  auto it = keys_.find(access_key_id);
+  return it == keys_.end() ? nullptr : &it->second;
+}
+
 AccessControl::AccessControl(const Config& config)
-    : public_metrics_(config.auth.public_metrics),
+    : sqs_keys_(std::make_shared<const SqsKeyTable>(config.sqs.access_keys)),
+      public_metrics_(config.auth.public_metrics),
       current_(std::make_shared<const TokenTable>(config.auth.tokens)) {}
+
+SqsMode AccessControl::sqs_mode() const {
+  if (!sqs_keys_.load()->empty()) return SqsMode::keys;
+  return enforcing() ? SqsMode::refused : SqsMode::anonymous;
+}
+
+void AccessControl::replace_sqs_keys(const std::vector<SqsAccessKey>& keys) {
+  sqs_keys_.store(std::make_shared<const SqsKeyTable>(keys));
+}
 
 void AccessControl::replace(const std::vector<AuthToken>& tokens) {
   current_.store(std::make_shared<const TokenTable>(tokens));
@@ -99,7 +125,9 @@ AccessDecision AccessControl::check(Access needed, const std::string* authorizat
     return {Verdict::allowed, std::string(kAnonymous),
             list_roles ? std::vector<Role>{Role::admin} : std::vector<Role>{}, false};
   }
-  if (needed == Access::open) return {Verdict::allowed, std::string(kAnonymous), {}, true};
+  if (needed == Access::open || needed == Access::sqs) {
+    return {Verdict::allowed, std::string(kAnonymous), {}, true};  // the SQS front checks its own
+  }
   std::optional<std::string_view> token;
   if (authorization) token = bearer_token(*authorization);
   const Principal* who = token ? table.find(*token) : nullptr;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <atomic>
 #include <memory>
 #include <optional>
@@ -20,7 +21,17 @@ namespace dlq::core {
 
 // What a route needs: nothing, one role, the reader role unless auth.public_metrics, or any valid
 // token whatever its roles (GET /whoami: open without tokens, never 403).
-enum class Access { open, producer, worker, reader, admin, reader_unless_public_metrics, any_token };
+// `sqs`: the SQS front's routes, which check SigV4 keys per action themselves (docs/sqs.md).
+enum class Access {
+  open,
+  producer,
+  worker,
+  reader,
+  admin,
+  reader_unless_public_metrics,
+  any_token,
+  sqs
+};
 std::string_view to_string(Access a);
 
 // SHA-256 of `text` as 64 lowercase hex digits (model/token_hash.hpp; dlqctl shares it).
@@ -50,6 +61,26 @@ class TokenTable {
   std::vector<Entry> entries_;
 };
 
+// The SQS front's access keys (sqs.access_keys), by access key id. The secret is kept as given:
+// SigV4 needs it to compute the expected signature.
+class SqsKeyTable {
+ public:
+  struct Key {
+    std::string secret;
+    Principal principal;
+  };
+  explicit SqsKeyTable(const std::vector<SqsAccessKey>& keys);
+  bool empty() const { return keys_.empty(); }
+  const Key* find(std::string_view access_key_id) const;
+
+ private:
+  std::map<std::string, Key, std::less<>> keys_;
+};
+
+// How the SQS front is served: with keys (SigV4 only), anonymously (neither keys nor tokens), or
+// not at all (tokens without keys: every request is refused, naming sqs.access_keys).
+enum class SqsMode { keys, anonymous, refused };
+
 enum class Verdict { allowed, unauthorized, forbidden };
 
 struct AccessDecision {
@@ -77,7 +108,14 @@ class AccessControl {
   // freed once no check still uses it.
   void replace(const std::vector<AuthToken>& tokens);
 
+  // The SQS front: its mode now, and the key table (held by the caller for one request).
+  SqsMode sqs_mode() const;
+  std::shared_ptr<const SqsKeyTable> sqs_keys() const { return sqs_keys_.load(); }
+  // Thread-safe, as replace(): the keys of a reloaded config.
+  void replace_sqs_keys(const std::vector<SqsAccessKey>& keys);
+
  private:
+  std::atomic<std::shared_ptr<const SqsKeyTable>> sqs_keys_;
   bool public_metrics_;
   std::atomic<std::shared_ptr<const TokenTable>> current_;
 };

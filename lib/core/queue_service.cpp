@@ -112,8 +112,9 @@ awaitable<std::optional<Message>> QueueService::find_leased(const RequestContext
 }
 
 store::ClaimParams QueueService::claim_params(const ClaimCommand& cmd, TimeMs at) const {
-  TimeMs visibility = cmd.visibility_ms.value_or(
-      seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout));
+  // A VisibilityTimeout stored by the SQS front wins over queues.<q>.visibility_timeout.
+  TimeMs visibility = cmd.visibility_ms.value_or(sqs_queues_.visibility_ms(cmd.queue).value_or(
+      seconds_to_ms(config_.policy_for(cmd.queue).visibility_timeout)));
   return {cmd.queue,        at,          cmd.max,           at + visibility,
           new_lease_token(), cmd.worker, cmd.job_types,     kClaimPayloadBytes,
           cmd.worker_version, cmd.trials};
@@ -123,6 +124,7 @@ awaitable<ClaimOutcome> QueueService::claim(const RequestContext& ctx, ClaimComm
   // While the claim waits, watch the client: one that leaves ends the wait (take() starts the
   // watch when the claim is about to wait; a claim that finds work at once never needs it).
   ClientWatch* watch = cmd.wait_ms > 0 ? ctx.client : nullptr;
+  co_await refresh_sqs_queues(clock_.now());
   auto cancel = std::make_shared<ClaimCancel>();
   std::vector<Message> claimed;
   std::vector<Result<Message>> acked;
@@ -431,14 +433,38 @@ awaitable<bool> QueueService::ready() {
 
 // ---- the lease reaper ------------------------------------------------------------------------
 
+awaitable<void> QueueService::refresh_sqs_queues(TimeMs clock_now) {
+  if (!sqs_queues_.begin_reload(clock_now)) co_return;
+  std::map<std::string, std::string> rows;
+  store::SqsQueuePage page;
+  page.limit = 1000;
+  for (;;) {
+    auto got = co_await store_.sqs_queues_page(page);
+    for (auto& row : got) rows.emplace(row.name, std::move(row.attributes));
+    if (static_cast<int>(got.size()) < page.limit) break;
+    page.after = got.back().name;
+  }
+  sqs_queues_.replace(rows, clock_now);
+  if (!shadow_warned_.exchange(true)) {
+    for (const auto& [name, attributes] : rows) {
+      if (config_.queues.contains(name) && sqs_queues_.visibility_ms(name)) {
+        log::warn("queues.<q>.visibility_timeout is shadowed by the SQS queue's VisibilityTimeout",
+                  {{"key", "queues." + name + ".visibility_timeout"}, {"queue", name}});
+      }
+    }
+  }
+}
+
 awaitable<std::vector<Message>> QueueService::reap_expired(TimeMs now) {
+  co_await refresh_sqs_queues(clock_.now());
   std::vector<Message> all;
   for (;;) {
     store::ReapParams params;
     params.now = now;
     params.limit = kReapBatch;
     params.decide = [this, now](const Message& m) {
-      return expire_lease(m, config_.policy_for(m.queue), now, random_);
+      return expire_lease(m, config_.policy_for(m.queue), now, random_,
+                          sqs_queues_.contains(m.queue));
     };
     auto reaped = co_await store_.messages_reap_expired(std::move(params));
     for (const auto& m : reaped) {

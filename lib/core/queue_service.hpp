@@ -4,6 +4,7 @@
 // the request (RequestContext::now, from X-Now or the clock); timers use the real clock.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,6 +16,7 @@
 #include "config/config.hpp"
 #include "core/events.hpp"
 #include "core/redaction.hpp"
+#include "core/sqs_queue_set.hpp"
 #include "core/request_context.hpp"
 #include "core/transitions.hpp"
 #include "core/versions.hpp"
@@ -152,6 +154,11 @@ class QueueService {
   void publish_count(EventKind kind, std::string_view queue, std::int64_t count, TimeMs at,
                      std::optional<Status> status = std::nullopt, bool by_retention = false);
 
+  // The SQS front's queues as the hot paths see them (the front updates it on every change).
+  SqsQueueSet& sqs_queues() { return sqs_queues_; }
+  // Reloads sqs_queues() from the database when its last reload is a second old.
+  awaitable<void> refresh_sqs_queues(TimeMs clock_now);
+
   const Config& config() const { return config_; }
   std::size_t waiting_claimers() const { return scheduler_.waiting(); }
   awaitable<std::map<std::string, std::size_t>> waiting_by_queue() {
@@ -190,6 +197,8 @@ class QueueService {
   UnitRandom random_;
   Redactor redactor_;
   Events events_;
+  SqsQueueSet sqs_queues_;
+  std::atomic<bool> shadow_warned_{false};  // the first registry load warns of shadowed keys
   WakeScheduler scheduler_;
 };
 

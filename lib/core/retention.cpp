@@ -62,6 +62,55 @@ awaitable<void> prune_incidents(store::Store& store, const Config& config, TimeM
   }
 }
 
+// SQS queues with an explicit MessageRetentionPeriod: their pending messages older than it,
+// counted from the later of created_at and the time the period was set, never one whose
+// retry_after is still ahead (docs/sqs.md).
+template <class KeepGoing>
+awaitable<long long> sqs_retention(store::Store& store, QueueService& service, TimeMs now,
+                                   KeepGoing keep_going) {
+  long long total = 0;
+  store::SqsQueuePage page;
+  for (;;) {
+    auto rows = co_await store.sqs_queues_page(page);
+    for (const auto& row : rows) {
+      if (!keep_going() || !row.retention_set_at) continue;
+      boost::system::error_code ec;
+      auto attributes = json::parse(row.attributes, ec);
+      const json::value* period = ec || !attributes.is_object()
+                                      ? nullptr
+                                      : attributes.as_object().if_contains("MessageRetentionPeriod");
+      if (!period || !period->is_string()) continue;
+      long long seconds = std::atoll(std::string(period->as_string()).c_str());
+      TimeMs cutoff = now - seconds * 1000;
+      if (seconds <= 0 || *row.retention_set_at >= cutoff) continue;
+      store::PurgeParams params;
+      params.status = Status::pending;
+      params.before = now + 1;
+      params.queue = row.name;
+      params.created_before = cutoff;
+      params.due_by = now;
+      params.limit = kBatch;
+      params.audit = [now, seconds, queue = row.name](
+                         const std::vector<std::pair<std::string, long long>>& by_queue) {
+        AuditEntry e;
+        e.at = now;
+        e.action = "retention_purge";
+        e.queue = queue;
+        long long n = by_queue.empty() ? 0 : by_queue.front().second;
+        e.details = json::serialize(json::object{{"status", "pending"},
+                                                 {"sqs_message_retention_period", seconds},
+                                                 {"purged", n},
+                                                 {"by_queue", counts_json(by_queue)}});
+        return e;
+      };
+      total += co_await purge_batches(store, service, std::move(params), true, now, keep_going);
+    }
+    if (static_cast<int>(rows.size()) < page.limit) break;
+    page.after = rows.back().name;
+  }
+  co_return total;
+}
+
 }  // namespace
 
 std::vector<RetentionCut> retention_cuts(const Config& config, TimeMs now) {
@@ -127,6 +176,7 @@ awaitable<long long> retention_sweep(store::Store& store, QueueService& service,
     };
     total += co_await purge_batches(store, service, std::move(params), true, now, keep_going);
   }
+  total += co_await sqs_retention(store, service, now, keep_going);
   if (total > 0) log::info("retention sweep", {{"purged", std::to_string(total)}});
   co_await prune_incidents(store, config, now, keep_going);
   co_return total;
@@ -167,6 +217,37 @@ awaitable<long long> purge_queue(store::Store& store, QueueService& service,
   };
   co_return co_await purge_batches(store, service, std::move(params), false, ctx.now,
                                    [] { return true; });
+}
+
+awaitable<long long> sqs_purge(store::Store& store, QueueService& service,
+                               const RequestContext& ctx, std::string queue,
+                               std::vector<Status> statuses, TimeMs before, std::string action) {
+  long long total = 0;
+  for (Status status : statuses) {
+    store::PurgeParams params;
+    params.status = status;
+    params.before = before;
+    params.queue = queue;
+    params.limit = kBatch;
+    params.audit = [&ctx, &queue, &action, &statuses, status, before](
+                       const std::vector<std::pair<std::string, long long>>& by_queue) {
+      AuditEntry e;
+      e.at = ctx.now;
+      e.actor = ctx.actor;
+      e.action = "purge";
+      e.queue = queue;
+      e.filter = json::serialize(
+          json::object{{"sqs_action", action}, {"before", format_rfc3339(before)}});
+      long long n = by_queue.empty() ? 0 : by_queue.front().second;
+      json::object by_status;
+      for (Status s : statuses) by_status[to_string(s)] = s == status ? n : 0;
+      e.details = json::serialize(json::object{{"purged", n}, {"by_status", std::move(by_status)}});
+      return e;
+    };
+    total += co_await purge_batches(store, service, std::move(params), false, ctx.now,
+                                    [] { return true; });
+  }
+  co_return total;
 }
 
 }  // namespace dlq::core

@@ -48,4 +48,11 @@ awaitable<long long> purge_queue(store::Store& store, QueueService& service,
                                  const RequestContext& ctx, std::string queue, Status status,
                                  TimeMs before);
 
+// The SQS front's PurgeQueue and DeleteQueue (issue 38): every message of `statuses` in `queue`
+// that entered its status before `before`, in batches, each audited `purge` with
+// {"sqs_action": action, "before"} and {"purged", "by_status"}. Returns how many went.
+awaitable<long long> sqs_purge(store::Store& store, QueueService& service,
+                               const RequestContext& ctx, std::string queue,
+                               std::vector<Status> statuses, TimeMs before, std::string action);
+
 }  // namespace dlq::core

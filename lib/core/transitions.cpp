@@ -221,6 +221,7 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
   n.dead_at.reset();
   n.life_started_at = now;
   n.replay_count = m.replay_count + 1;
+  n.life_attempts = m.attempts;
   end_lease(n);
   for (const auto& [key, done] : in.resolve_effects) {
     c.resolutions.push_back({key, done, in.actor, now});
@@ -328,7 +329,7 @@ Result<store::EffectOutcome> record_effect(const Message& m, const std::optional
 }
 
 store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
-                           const UnitRandom& random) {
+                           const UnitRandom& random, bool sqs_queue) {
   AttemptRecord attempt = finished_attempt(m, AttemptOutcome::lease_expired, now);
   attempt.error = "lease expired";
   // Its own cause, whatever failed before: job type and "lease expired" alone. The message keeps
@@ -344,7 +345,10 @@ store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs n
   n.last_error = "lease expired";
   n.title = std::string(kLeaseExpiredTitle);
   n.fingerprint = std::move(fingerprint);
-  if (n.lease_expiries >= policy.max_lease_expiries) {
+  if (sqs_queue) {
+    enter(n, Status::pending, now);
+    n.retry_after.reset();
+  } else if (n.lease_expiries >= policy.max_lease_expiries) {
     make_dead(n, DeadReason::lease_expired, now);
   } else {
     enter(n, Status::pending, now);

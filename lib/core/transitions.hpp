@@ -95,8 +95,10 @@ Result<store::Change> dismiss(const Message& m, const std::optional<std::string>
 // on a done key is invalid_state.
 Result<store::EffectOutcome> record_effect(const Message& m, const std::optional<Effect>& existing,
                                            const EffectInput& in, int max_effects, TimeMs now);
-// The reaper's transition for a processing message whose lease ran out.
+// The reaper's transition for a processing message whose lease ran out. On a queue of the SQS
+// front (`sqs_queue`) it is pending again at once, with no backoff and no max_lease_expiries, as
+// SQS makes a message visible again when its visibility timeout ends (issue 38).
 store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
-                           const UnitRandom& random);
+                           const UnitRandom& random, bool sqs_queue = false);
 
 }  // namespace dlq::core

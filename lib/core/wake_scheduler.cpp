@@ -293,7 +293,8 @@ awaitable<void> WakeScheduler::timer_loop() {
         set_next_lease_expiry(std::nullopt);
         auto reaped = co_await reap_(now);
         for (const auto& m : reaped) {
-          if (m.status == Status::pending && m.retry_after) on_due(m.queue, *m.retry_after);
+          // Due after its backoff, or at once (an SQS queue's expiry: no backoff).
+          if (m.status == Status::pending) on_due(m.queue, m.retry_after.value_or(now));
         }
         refresh_now = true;
       }

@@ -6,6 +6,7 @@
 #include "http/api_trials.hpp"
 #include "http/api_messages.hpp"
 #include "http/api_ops.hpp"
+#include "http/api_sqs.hpp"
 #include "http/api_support.hpp"
 #include "http/lifecycle.hpp"
 #include "http/api_ui.hpp"
@@ -19,20 +20,23 @@ using namespace support;
 // of one object so that the table can name every handler by its own class
 // (&MessageHandlers::enqueue): a pointer to a member of a base converts to one of this.
 struct ResourceHandlers : MessageHandlers, DlqHandlers, TrialHandlers, OpsHandlers, AuditHandlers,
-                          UiHandlers {
+                          UiHandlers, SqsHandlers {
   ResourceHandlers(core::QueueService& service, core::DeadLetterDesk& desk,
                    core::TrialDesk& trials, store::Store& store, const core::TaskHost& tasks,
-                   ops::Metrics& metrics, const Config& config, const Lifecycle& lifecycle)
+                   const core::AccessControl& access, ops::Metrics& metrics,
+                   const Config& config, const Lifecycle& lifecycle)
       : MessageHandlers(service, config, lifecycle),
         DlqHandlers(desk, service.clock(), service.redactor(), config),
         TrialHandlers(trials, service.clock(), service.redactor(), config),
         OpsHandlers(service, store, tasks, metrics, config),
         AuditHandlers(service, config),
-        UiHandlers(config) {}
+        UiHandlers(config),
+        SqsHandlers(service, store, access, config) {}
 };
 
 namespace {
-const std::string kNoRoute = "-";  // no route matched (404/405): one label, not the raw path
+const std::string kNoRoute = "-";
+constexpr std::string_view kSqsQueuePattern = "/{account_id}/{queue}";  // no route matched (404/405): one label, not the raw path
 
 // The `method` label: a fixed set, whatever a client sends as its method (HEAD counts as GET),
 // so that made-up methods cannot grow dlq_http_requests_total (docs/resource-bounds.md).
@@ -111,6 +115,11 @@ const std::vector<Row>& table() {
       {"GET", "/ui", open, &UiHandlers::ui_redirect},
       {"GET", "/ui/", open, &UiHandlers::ui_index},
       {"GET", "/ui/{file}", open, &UiHandlers::ui_asset},
+      // The SQS front (docs/sqs.md): its own SigV4 keys and SQS-shaped answers. The queue URL's
+      // path is routed with the configured account id in place of {account_id}, so that any
+      // other two-segment path stays a 404.
+      {"POST", "/", sqs, &SqsHandlers::sqs},
+      {"POST", "/{account_id}/{queue}", sqs, &SqsHandlers::sqs},
   };
   return rows;
 }
@@ -128,15 +137,17 @@ std::vector<RouteInfo> Api::routes() {
 Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, core::TrialDesk& trials,
          store::Store& store, const core::TaskHost& tasks, const core::AccessControl& access,
          ops::Metrics& metrics, const Config& config, const Lifecycle& lifecycle)
-    : handlers_(std::make_unique<ResourceHandlers>(service, desk, trials, store, tasks, metrics,
-                                                   config, lifecycle)),
+    : handlers_(std::make_unique<ResourceHandlers>(service, desk, trials, store, tasks, access,
+                                                   metrics, config, lifecycle)),
       access_(access),
       metrics_(metrics),
       config_(config),
       guard_(config) {
   for (const auto& row : table()) {
     auto handler = row.handler;
-    router_.add(std::string(row.method), std::string(row.pattern), row.access,
+    std::string pattern(row.pattern);
+    if (pattern == kSqsQueuePattern) pattern = "/" + config.sqs.account_id + "/{queue}";
+    router_.add(std::string(row.method), std::move(pattern), row.access,
                 [handlers = handlers_.get(), handler](const Request& req, const RouteMatch& m) {
                   return (handlers->*handler)(req, m);
                 });
@@ -144,6 +155,8 @@ Api::Api(core::QueueService& service, core::DeadLetterDesk& desk, core::TrialDes
 }
 
 Api::~Api() = default;
+
+void Api::bound(const std::string& address) { handlers_->bound(address); }
 
 awaitable<Response> Api::handle(Request& req) {
   auto start = std::chrono::steady_clock::now();
@@ -189,8 +202,21 @@ awaitable<Response> Api::dispatch(Request& req, const RouteMatch& match) {
   }
   // Host, then Origin, then the token: after routing and before everything the handler checks
   // (http-api.md 0, docs/api-decisions.md "Access control").
-  bool check_host = !access_.enforcing() && !probe(*match.route);
-  switch (guard_.check(req, check_host)) {
+  // The SQS front checks Host only when it is anonymous (with keys, SigV4 signs the host), and
+  // answers its refusals in SQS's shape.
+  const bool sqs = match.route->access == core::Access::sqs;
+  bool check_host = sqs ? access_.sqs_mode() == core::SqsMode::anonymous
+                        : !access_.enforcing() && !probe(*match.route);
+  SiteVerdict site = guard_.check(req, check_host);
+  if (sqs && site != SiteVerdict::allowed) {
+    co_return SqsHandlers::refused(
+        req, site == SiteVerdict::host_not_allowed
+                 ? "without access keys or tokens dlqd answers only a Host of localhost, "
+                   "127.0.0.0/8, [::1], the host of listen or a name in http.allowed_hosts"
+                 : "a POST from another site's page is refused: its Origin is not this server's "
+                   "own and not in http.allowed_origins");
+  }
+  switch (site) {
     case SiteVerdict::allowed:
       break;
     case SiteVerdict::host_not_allowed:

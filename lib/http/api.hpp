@@ -51,6 +51,9 @@ class Api {
   // Never throws: every outcome, including faults, is a Response. Sets req.actor once access
   // is granted.
   boost::asio::awaitable<Response> handle(Request& req);
+  // The address the server bound ("127.0.0.1:8080"): the SQS front's queue URLs name it when
+  // sqs.public_url is empty.
+  void bound(const std::string& address);
 
  private:
   // Routing, Host and Origin, access, the handler, faults as problems (handle() adds metrics and

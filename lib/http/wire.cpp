@@ -2,7 +2,9 @@
 // chunked transfer coding (HTTP/1.0: until the connection closes), every write on a deadline.
 #include "http/wire.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <optional>
 #include <random>
 
@@ -25,6 +27,14 @@ namespace {
 
 // Only these request headers reach the handlers.
 constexpr std::string_view kForwardedHeaders[] = {"x-request-id", "x-now", "authorization"};
+
+// A request in AWS's shape (an X-Amz-Target, an X-Amz-Date or a SigV4 Authorization): the SQS
+// front's, whose signature may cover any header.
+bool aws_request(const bhttp::request<bhttp::string_body>& in) {
+  if (in.find("x-amz-target") != in.end() || in.find("x-amz-date") != in.end()) return true;
+  auto auth = in.find(bhttp::field::authorization);
+  return auth != in.end() && auth->value().starts_with("AWS4-");
+}
 
 bool valid_request_id(std::string_view id) {
   if (id.empty() || id.size() > 128) return false;
@@ -142,9 +152,25 @@ Request to_request(bhttp::request<bhttp::string_body>&& in) {
   r.method = std::string(in.method_string());
   r.target = std::string(in.target());
   split_target(r.target, r.path, r.query);
-  for (std::string_view name : kForwardedHeaders) {
-    auto it = in.find(name);
-    if (it != in.end()) r.headers.emplace_back(std::string(name), std::string(it->value()));
+  if (aws_request(in)) {
+    // The SQS front: SigV4 may sign any header, so every one reaches it (names in lower case,
+    // a repeated name's values joined with ',').
+    for (const auto& field : in) {
+      std::string name(field.name_string());
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      auto same = std::find_if(r.headers.begin(), r.headers.end(),
+                               [&](const auto& h) { return h.first == name; });
+      if (same != r.headers.end()) {
+        same->second.append(",").append(field.value());
+      } else {
+        r.headers.emplace_back(std::move(name), std::string(field.value()));
+      }
+    }
+  } else {
+    for (std::string_view name : kForwardedHeaders) {
+      auto it = in.find(name);
+      if (it != in.end()) r.headers.emplace_back(std::string(name), std::string(it->value()));
+    }
   }
   // Copied only when present: a request without Origin (curl, SDKs, dlqctl) allocates nothing
   // for them, and a Host of up to 15 bytes ("127.0.0.1:65535") fits in the string itself.

@@ -95,6 +95,11 @@ struct Message {
   // have any cost a read of them; `effects` is filled only where an answer carries them (claims).
   int effect_count = 0;
   std::vector<Effect> effects{};
+  // The SQS front (issue 38): MessageAttributes as sent (JSON text; dlq's own views do not show
+  // them), and the attempts made before the current life (ApproximateReceiveCount counts the
+  // rest). Set at each replay.
+  std::optional<std::string> sqs_attributes;
+  int life_attempts = 0;
   // Set only on a message handed to a claim as a trial run (issue 36): its lease is the trial's.
   std::optional<long long> trial_id;
   // A claim left the payload in the database (past ClaimParams::payload_budget): whoever answers

@@ -20,6 +20,7 @@
 #include "store/message_sql.hpp"
 #include "store/queue_names_sql.hpp"
 #include "store/run_sql.hpp"
+#include "store/sqs_queue_sql.hpp"
 
 namespace dlq::store {
 
@@ -39,7 +40,8 @@ struct EntitySql {
         runs(c, messages, audit),
         desk(c, messages, reads, runs, audit, effects),
         housekeeping(c, audit, names, incidents, effects, trials),
-        leadership(c) {}
+        leadership(c),
+        sqs_queues(c) {}
   EntitySql(const EntitySql&) = delete;
   EntitySql& operator=(const EntitySql&) = delete;
 
@@ -70,6 +72,7 @@ struct EntitySql {
   DeskSql desk;
   HousekeepingSql housekeeping;
   LeadershipSql leadership;
+  SqsQueueSql sqs_queues;
 };
 
 }  // namespace dlq::store

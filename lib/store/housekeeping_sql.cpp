@@ -28,6 +28,8 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
                     " FROM messages WHERE status = '" +
                     std::string(to_string(p.status)) + "' AND status_at < :before";
   if (p.queue) sql += " AND queue = :queue";
+  if (p.created_before) sql += " AND created_at < :created_before";
+  if (p.due_by) sql += " AND (retry_after IS NULL OR retry_after <= :due_by)";
   std::string except;
   if (!p.except.empty()) {
     json::array names;
@@ -39,6 +41,7 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
 
   std::string queue = p.queue.value_or("");
   long long before = p.before, limit = p.limit, id = 0;
+  long long created_before = p.created_before.value_or(0), due_by = p.due_by.value_or(0);
   std::string row_queue;
   std::optional<std::string> fingerprint;
   std::vector<std::pair<std::string, std::string>> left;  // (fingerprint, queue)
@@ -50,6 +53,8 @@ Purged HousekeepingSql::purge(const PurgeParams& p) {
     if (dead) s.exchange(soci::into(fingerprint));
     s.exchange(soci::use(before, "before"));
     if (p.queue) s.exchange(soci::use(queue, "queue"));
+    if (p.created_before) s.exchange(soci::use(created_before, "created_before"));
+    if (p.due_by) s.exchange(soci::use(due_by, "due_by"));
     if (!p.except.empty()) s.exchange(soci::use(except, "except"));
     s.exchange(soci::use(limit, "limit"));
   });

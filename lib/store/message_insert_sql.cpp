@@ -237,6 +237,24 @@ std::vector<Inserted> MessageInsertSql::insert_many(const InsertParams& p, bool 
 }
 
 Result<std::vector<Inserted>> MessageInsertSql::insert(const InsertParams& p) {
+  auto rows = insert_rows(p);
+  if (rows) store_sqs_attributes(p, *rows);
+  return rows;
+}
+
+void MessageInsertSql::store_sqs_attributes(const InsertParams& p, std::vector<Inserted>& rows) {
+  for (std::size_t i = 0; i < rows.size() && i < p.messages.size(); ++i) {
+    const auto& attributes = p.messages[i].sqs_attributes;
+    if (!attributes || !rows[i].created) continue;
+    std::string text = *attributes;
+    long long id = rows[i].message.id;
+    c_.session() << "UPDATE messages SET sqs_attributes = :a WHERE id = :id", soci::use(text, "a"),
+        soci::use(id, "id");
+    rows[i].message.sqs_attributes = *attributes;
+  }
+}
+
+Result<std::vector<Inserted>> MessageInsertSql::insert_rows(const InsertParams& p) {
   auto refused = [&]() -> Result<std::vector<Inserted>> {
     return Error::validation({{"queue",
                                "too many queues: at most " + std::to_string(p.max_queues) +

@@ -27,6 +27,14 @@ class MessageInsertSql {
   Result<std::vector<Inserted>> insert(const InsertParams& p);
 
  private:
+  Result<std::vector<Inserted>> insert_rows(const InsertParams& p);
+  // SendMessage's MessageAttributes, on the rows this transaction just inserted (rare: only SQS
+  // messages that carry attributes pay the extra statement).
+  void store_sqs_attributes(const InsertParams& p, std::vector<Inserted>& rows);
+
+ public:
+
+ private:
   struct Statements;  // message_insert_sql.cpp: each kept statement with its SQL and its binds
 
   // One INSERT of a new message: its id, or none when its idempotency key is taken or, `guarded`

@@ -12,7 +12,7 @@ const char* const kMessageColumns =
     "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
     "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
     "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title, "
-    "worker_version, effect_count";
+    "worker_version, effect_count, sqs_attributes, life_attempts";
 
 const char* const MessageUpdateRow::kSql =
     "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
@@ -23,8 +23,8 @@ const char* const MessageUpdateRow::kSql =
     "last_attempt_at = :last_attempt_at, dead_at = :dead_at, replay_count = :replay_count, "
     "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
     "life_started_at = :life_started_at, status_at = :status_at, fingerprint = :fingerprint, "
-    "title = :title, worker_version = :worker_version, effect_count = :effect_count "
-    "WHERE id = :id";
+    "title = :title, worker_version = :worker_version, effect_count = :effect_count, "
+    "life_attempts = :life_attempts WHERE id = :id";
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
@@ -81,6 +81,8 @@ void MessageRow::exchange_into(soci::statement& st) {
   st.exchange(into(title));
   st.exchange(into(worker_version));
   st.exchange(into(effect_count));
+  st.exchange(into(sqs_attributes));
+  st.exchange(into(life_attempts));
 }
 
 Message MessageRow::to_message() const {
@@ -118,6 +120,8 @@ Message MessageRow::to_message() const {
   m.title = title;
   m.worker_version = worker_version;
   m.effect_count = static_cast<int>(effect_count);
+  m.sqs_attributes = sqs_attributes;
+  m.life_attempts = static_cast<int>(life_attempts);
   return m;
 }
 
@@ -155,6 +159,7 @@ void MessageUpdateRow::exchange_use(soci::statement& st) {
   st.exchange(use(title, "title"));
   st.exchange(use(worker_version, "worker_version"));
   st.exchange(use(effect_count, "effect_count"));
+  st.exchange(use(life_attempts, "life_attempts"));
   st.exchange(use(id, "id"));
 }
 
@@ -185,6 +190,7 @@ void MessageUpdateRow::assign(const Message& m) {
   title = m.title;
   worker_version = m.worker_version;
   effect_count = m.effect_count;
+  life_attempts = m.life_attempts;
   id = m.id;
 }
 

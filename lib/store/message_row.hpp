@@ -49,6 +49,8 @@ struct MessageRow {
   std::optional<std::string> title;
   std::optional<std::string> worker_version;
   long long effect_count = 0;
+  std::optional<std::string> sqs_attributes;
+  long long life_attempts = 0;
 
   // Registers every column as an `into` target of `st`, in kMessageColumns order.
   void exchange_into(soci::statement& st);
@@ -91,6 +93,7 @@ struct MessageUpdateRow {
   std::optional<std::string> title;
   std::optional<std::string> worker_version;
   long long effect_count = 0;
+  long long life_attempts = 0;
   long long id = 0;
 
   void exchange_use(soci::statement& st);

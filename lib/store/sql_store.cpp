@@ -473,6 +473,33 @@ awaitable<Result<ReplayRun>> SqlStore::replay_run_change(RunChangeParams p) {
   return write<Result<ReplayRun>>([p = std::move(p)](EntitySql& sql) { return sql.runs.change(p); });
 }
 
+awaitable<Result<std::optional<SqsQueueRow>>> SqlStore::sqs_queue_change(std::string name,
+                                                                          DecideSqsQueue decide) {
+  return write<Result<std::optional<SqsQueueRow>>>(
+      [name = std::move(name), decide = std::move(decide)](EntitySql& sql) {
+        return sql.sqs_queues.change(name, decide);
+      });
+}
+
+awaitable<std::optional<SqsQueueRow>> SqlStore::sqs_queue_find(std::string name) {
+  return read<std::optional<SqsQueueRow>>(
+      [name = std::move(name)](EntitySql& sql) { return sql.sqs_queues.find(name); });
+}
+
+awaitable<std::vector<SqsQueueRow>> SqlStore::sqs_queues_page(SqsQueuePage p) {
+  return read<std::vector<SqsQueueRow>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.sqs_queues.page(p); });
+}
+
+awaitable<bool> SqlStore::sqs_queue_delete(std::string name) {
+  return write<bool>([name = std::move(name)](EntitySql& sql) { return sql.sqs_queues.remove(name); });
+}
+
+awaitable<long long> SqlStore::dead_count(std::string queue) {
+  return read<long long>(
+      [queue = std::move(queue)](EntitySql& sql) { return sql.sqs_queues.dead_count(queue); });
+}
+
 void SqlStore::campaign(LeadershipCallback callback) {
   if (options_.target.backend != DatabaseTarget::Backend::postgresql) {
     callback(true);  // one process owns the SQLite file

@@ -95,6 +95,12 @@ class SqlStore final : public Store {
   awaitable<IncidentsPruned> incidents_prune(IncidentPruneParams p) override;
   awaitable<std::vector<UnprintedDead>> incidents_unprinted(MessageId after, int limit) override;
   awaitable<long long> incidents_backfill(std::vector<PrintedDead> rows) override;
+  awaitable<Result<std::optional<SqsQueueRow>>> sqs_queue_change(std::string name,
+                                                                  DecideSqsQueue decide) override;
+  awaitable<std::optional<SqsQueueRow>> sqs_queue_find(std::string name) override;
+  awaitable<std::vector<SqsQueueRow>> sqs_queues_page(SqsQueuePage p) override;
+  awaitable<bool> sqs_queue_delete(std::string name) override;
+  awaitable<long long> dead_count(std::string queue) override;
   void campaign(LeadershipCallback callback) override;
   awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;
   const std::string& node_id() const override { return node_; }

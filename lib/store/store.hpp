@@ -32,6 +32,7 @@ struct NewMessage {
   std::optional<std::string> job_type;
   std::optional<std::string> idempotency_key;
   std::optional<TimeMs> run_at;  // first claimable time (stored as retry_after)
+  std::optional<std::string> sqs_attributes;  // SendMessage's MessageAttributes (JSON text)
 };
 
 struct InsertParams {
@@ -218,6 +219,10 @@ struct PurgeParams {
   std::vector<std::string> except;  // queues with a retention of their own
   int limit = 1000;
   std::function<AuditEntry(const std::vector<std::pair<std::string, long long>>& by_queue)> audit;
+  // An SQS queue's MessageRetentionPeriod (issue 38): besides `before`, only messages created
+  // before this instant, and none whose retry_after is after `due_by` (still ahead).
+  std::optional<TimeMs> created_before;
+  std::optional<TimeMs> due_by;
 };
 struct Purged {
   std::vector<std::pair<std::string, long long>> by_queue;  // queue -> deleted, queue order
@@ -280,6 +285,34 @@ struct WriteStats {
   Histogram::Snapshot wait_seconds;        // per write: queued until its group began
   Histogram::Snapshot statements_seconds;  // per group: BEGIN until COMMIT was sent
   Histogram::Snapshot handback_seconds;    // per write: committed until its request resumed
+};
+
+// ---- the SQS front's queues (issue 38) ------------------------------------------------------
+
+// A row of sqs_queues: a queue SQS clients created. `attributes` and `tags` are JSON objects of
+// strings (the attributes set explicitly; defaults are not stored).
+struct SqsQueueRow {
+  std::string name;
+  std::string attributes = "{}";
+  std::string tags = "{}";
+  TimeMs created_at = 0;
+  TimeMs updated_at = 0;
+  std::optional<TimeMs> retention_set_at;
+};
+// What a registry change writes: nothing, or `row` (inserted or replaced).
+struct SqsQueueChange {
+  bool put = false;
+  SqsQueueRow row;
+};
+// Decided with the queue's row locked (none: no such queue). `queues_in_use`: the names that
+// limits.max_queues counts (registry and queues holding messages), read only when there is no
+// row (a CreateQueue of a new name).
+using DecideSqsQueue = std::function<Result<SqsQueueChange>(
+    const std::optional<SqsQueueRow>& existing, long long queues_in_use)>;
+struct SqsQueuePage {
+  std::string prefix;  // names starting with it
+  std::optional<std::string> after;
+  int limit = 1000;
 };
 
 class Store {
@@ -406,6 +439,16 @@ class Store {
   virtual awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) = 0;
   // This process's id among the nodes (change notifications, the leadership record, logs).
   virtual const std::string& node_id() const = 0;
+
+  // The SQS front's queue registry. A change returns the row as it is afterwards (none when
+  // there is none); deleting a row leaves its messages (the caller purges them first).
+  virtual awaitable<Result<std::optional<SqsQueueRow>>> sqs_queue_change(std::string name,
+                                                                          DecideSqsQueue decide) = 0;
+  virtual awaitable<std::optional<SqsQueueRow>> sqs_queue_find(std::string name) = 0;
+  virtual awaitable<std::vector<SqsQueueRow>> sqs_queues_page(SqsQueuePage p) = 0;
+  virtual awaitable<bool> sqs_queue_delete(std::string name) = 0;
+  // Dead letters of `queue` (DeleteQueue refuses while there are any).
+  virtual awaitable<long long> dead_count(std::string queue) = 0;
 
   // True when the database answers and its schema is current.
   virtual awaitable<bool> ping() = 0;

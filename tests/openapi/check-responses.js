@@ -120,7 +120,7 @@ function check(r) {
   if (r.method === 'HEAD') return;  // no body by definition
   if (r.body === undefined) { omitted++; return; }
   let body = r.body;
-  if (media.endsWith('json')) {
+  if (media.endsWith('json') || media.startsWith('application/x-amz-json-')) {
     try { body = JSON.parse(r.body); } catch (e) {
       failures.push(`${where}: body is not JSON: ${e.message}`);
       return;

@@ -26,6 +26,7 @@ std::string access_name(Access a) {
     case Access::admin: return "admin";
     case Access::reader_unless_public_metrics: return "reader_unless_public_metrics";
     case Access::any_token: return "any_token";
+    case Access::sqs: return "sqs";
   }
   return "unknown";
 }
@@ -108,6 +109,16 @@ BOOST_AUTO_TEST_CASE(security_and_problem_answers_follow_the_access) {
       BOOST_TEST(security.at(1).as_object().empty(), what);
       BOOST_TEST(responses.contains("401"), what << " does not document 401");
       BOOST_TEST(!responses.contains("403"), what << " documents a 403 it never answers");
+    } else if (r.access == Access::sqs) {
+      // The SQS front: a SigV4 key, or none when it is anonymous ({}); SQS-shaped refusals are
+      // 403, never 401 (docs/sqs.md).
+      BOOST_TEST(security.size() == 2u, what);
+      BOOST_TEST(security.at(0).as_object().contains("sigv4"), what);
+      BOOST_TEST(security.at(1).as_object().empty(), what);
+      for (const char* status : {"400", "403", "404", "500", "503"}) {
+        BOOST_TEST(responses.contains(status), what << " does not document " << status);
+      }
+      BOOST_TEST(!responses.contains("401"), what << " documents a 401 it never answers");
     } else {
       // reader_unless_public_metrics: a token, or none with auth.public_metrics ({}).
       BOOST_TEST(!security.empty(), what);
