@@ -1,6 +1,8 @@
 // Retention sweeps and purges, a batch per transaction.
 #include "core/retention.hpp"
 
+#include <functional>
+
 #include <boost/json.hpp>
 
 #include "core/desk.hpp"
@@ -194,29 +196,47 @@ TaskSpec retention_task(store::Store& store, QueueService& service, const Config
   return spec;
 }
 
-awaitable<long long> purge_queue(store::Store& store, QueueService& service,
-                                 const RequestContext& ctx, std::string queue, Status status,
-                                 TimeMs before) {
+namespace {
+
+// One queue's purge by an operator, in batches: each batch's audit entry `purge` by the caller,
+// with the filter and details `describe` makes of how many the batch deleted (JSON texts).
+using DescribePurge = std::function<std::pair<std::string, std::string>(long long purged)>;
+awaitable<long long> operator_purge(store::Store& store, QueueService& service,
+                                    const RequestContext& ctx, const std::string& queue,
+                                    Status status, TimeMs before, DescribePurge describe) {
   store::PurgeParams params;
   params.status = status;
   params.before = before;
   params.queue = queue;
   params.limit = kBatch;
-  params.audit = [&ctx, queue, status, before](
+  params.audit = [&ctx, &queue, describe = std::move(describe)](
                      const std::vector<std::pair<std::string, long long>>& by_queue) {
     AuditEntry e;
     e.at = ctx.now;
     e.actor = ctx.actor;
     e.action = "purge";
     e.queue = queue;
-    e.filter = json::serialize(json::object{{"status", to_string(status)},
-                                            {"before", format_rfc3339(before)}});
-    long long n = by_queue.empty() ? 0 : by_queue.front().second;
-    e.details = json::serialize(json::object{{"purged", n}});
+    auto [filter, details] = describe(by_queue.empty() ? 0 : by_queue.front().second);
+    e.filter = std::move(filter);
+    e.details = std::move(details);
     return e;
   };
   co_return co_await purge_batches(store, service, std::move(params), false, ctx.now,
                                    [] { return true; });
+}
+
+}  // namespace
+
+awaitable<long long> purge_queue(store::Store& store, QueueService& service,
+                                 const RequestContext& ctx, std::string queue, Status status,
+                                 TimeMs before) {
+  DescribePurge describe = [status, before](long long n) {
+    return std::pair{json::serialize(json::object{{"status", to_string(status)},
+                                                  {"before", format_rfc3339(before)}}),
+                     json::serialize(json::object{{"purged", n}})};
+  };
+  co_return co_await operator_purge(store, service, ctx, queue, status, before,
+                                    std::move(describe));
 }
 
 awaitable<long long> sqs_purge(store::Store& store, QueueService& service,
@@ -224,28 +244,15 @@ awaitable<long long> sqs_purge(store::Store& store, QueueService& service,
                                std::vector<Status> statuses, TimeMs before, std::string action) {
   long long total = 0;
   for (Status status : statuses) {
-    store::PurgeParams params;
-    params.status = status;
-    params.before = before;
-    params.queue = queue;
-    params.limit = kBatch;
-    params.audit = [&ctx, &queue, &action, &statuses, status, before](
-                       const std::vector<std::pair<std::string, long long>>& by_queue) {
-      AuditEntry e;
-      e.at = ctx.now;
-      e.actor = ctx.actor;
-      e.action = "purge";
-      e.queue = queue;
-      e.filter = json::serialize(
-          json::object{{"sqs_action", action}, {"before", format_rfc3339(before)}});
-      long long n = by_queue.empty() ? 0 : by_queue.front().second;
+    DescribePurge describe = [&action, &statuses, status, before](long long n) {
       json::object by_status;
       for (Status s : statuses) by_status[to_string(s)] = s == status ? n : 0;
-      e.details = json::serialize(json::object{{"purged", n}, {"by_status", std::move(by_status)}});
-      return e;
+      return std::pair{
+          json::serialize(json::object{{"sqs_action", action}, {"before", format_rfc3339(before)}}),
+          json::serialize(json::object{{"purged", n}, {"by_status", std::move(by_status)}})};
     };
-    total += co_await purge_batches(store, service, std::move(params), false, ctx.now,
-                                    [] { return true; });
+    total += co_await operator_purge(store, service, ctx, queue, status, before,
+                                     std::move(describe));
   }
   co_return total;
 }

@@ -318,7 +318,9 @@ std::size_t attributes_size(const std::vector<Attribute>& attrs) {
   return n;
 }
 
-std::string attributes_text(const std::vector<Attribute>& attrs) {
+// As SQS writes them: {"name": {"DataType", "StringValue" | "BinaryValue" (base64)}}; also how
+// they are stored.
+json::object attributes_json(const std::vector<Attribute>& attrs) {
   json::object o;
   for (const auto& a : attrs) {
     json::object v{{"DataType", a.digest.data_type}};
@@ -326,7 +328,7 @@ std::string attributes_text(const std::vector<Attribute>& attrs) {
     else v["BinaryValue"] = a.binary_base64;
     o[a.digest.name] = std::move(v);
   }
-  return json::serialize(o);
+  return o;
 }
 
 std::vector<Attribute> stored_attributes(const std::optional<std::string>& text) {
@@ -352,17 +354,6 @@ std::vector<Attribute> stored_attributes(const std::optional<std::string>& text)
     out.push_back(std::move(attr));
   }
   return out;
-}
-
-json::object attributes_json(const std::vector<Attribute>& attrs) {
-  json::object o;
-  for (const auto& a : attrs) {
-    json::object v{{"DataType", a.digest.data_type}};
-    if (a.digest.string_value) v["StringValue"] = *a.digest.string_value;
-    else v["BinaryValue"] = a.binary_base64;
-    o[a.digest.name] = std::move(v);
-  }
-  return o;
 }
 
 std::string attributes_digest(const std::vector<Attribute>& attrs) {
@@ -864,7 +855,7 @@ Outgoing outgoing(const json::object& in, const store::SqsQueueRow& row, const C
   out.body_md5 = dlq::sqs::md5_hex(body);
   if (!attrs.empty()) {
     out.attributes_md5 = attributes_digest(attrs);
-    out.message.sqs_attributes = attributes_text(attrs);
+    out.message.sqs_attributes = json::serialize(attributes_json(attrs));
   }
   out.message.payload = std::move(body);
   out.message.max_retries = config.policy_for(row.name).max_retries;

@@ -72,12 +72,16 @@ bool QueueNamesSql::admit(const std::string& queue, long long max_queues) {
       return true;
     }
   }
+  std::string name = queue;
   if (max_queues > 0) {
+    // The SQS front's registered queues count too (issue 38), this one aside: a first send to
+    // a queue CreateQueue made is not refused for that queue's own name.
     long long kept = 0;
-    c_.session() << "SELECT COUNT(*) FROM queue_names", into(kept);
+    c_.session() << "SELECT COUNT(*) FROM (SELECT queue AS name FROM queue_names UNION "
+                    "SELECT name FROM sqs_queues) AS names WHERE name <> :queue",
+        into(kept), use(name, "queue");
     if (kept >= max_queues) return false;
   }
-  std::string name = queue;
   c_.session() << "INSERT INTO queue_names (queue) VALUES (:queue)", use(name, "queue");
   held_.insert(queue);
   added_.insert(queue);

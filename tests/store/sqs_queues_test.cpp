@@ -64,6 +64,18 @@ BOOST_AUTO_TEST_CASE(a_change_is_decided_on_the_row_and_counts_every_queue_name)
   BOOST_TEST(in_use == 2);  // orders and dlqonly
 }
 
+// limits.max_queues counts registered names when a send admits a new one, but never the queue's
+// own name: a first send to a queue CreateQueue made is not refused for it.
+BOOST_AUTO_TEST_CASE(a_first_send_counts_registered_names) {
+  wait(store->sqs_queue_change("registered", create("registered")));
+  store::NewMessage n;
+  n.payload = "p";
+  auto other = wait(store->messages_insert({"unregistered", {n}, T, 1}));
+  BOOST_TEST(!other);
+  auto own = wait(store->messages_insert({"registered", {n}, T, 1}));
+  BOOST_TEST(own.has_value());
+}
+
 BOOST_AUTO_TEST_CASE(pages_come_by_prefix_in_byte_order_and_deleted_names_go) {
   for (const std::string n : {"b-1", "B-2", "a", "b-3", "b_4", "c"}) {
     wait(store->sqs_queue_change(n, create(n)));
