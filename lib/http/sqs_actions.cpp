@@ -183,8 +183,12 @@ bool listed(const List& list, std::string_view name) {
 // The attributes a CreateQueue or SetQueueAttributes gives, validated.
 std::map<std::string, std::string> settable_attributes(const std::map<std::string, std::string>& given,
                                                        const Config& config) {
-  for (const auto& [name, value] : given) {
+  for (const auto& entry : given) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const std::string& name = entry.first;
+    const std::string& value = entry.second;
     if (listed(kUnsupported, name)) fail("UnsupportedOperation", name + " is not supported by dlq");
+    if (listed(kReadOnly, name)) fail("InvalidAttributeName", name + " is read-only.");
     if (listed(kNotYet, name)) {
       fail("InvalidAttributeValue", name + " is not supported yet (dead-letter queues come with "
                                            "the query protocol)");
