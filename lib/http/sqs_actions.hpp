@@ -1,8 +1,10 @@
-// The SQS front's actions in dlq's terms (docs/sqs.md): each reads the API's JSON members and
+// The SQS front's actions in dlq's terms (docs/sqs.md; sqs_queue_actions.cpp and
+// sqs_message_actions.cpp): each reads the API's JSON members and
 // returns the answer's, or throws SqsError. One mapping for every codec: the JSON 1.0 protocol
 // now, the query protocol's form fields and XML next. Private to lib/http.
 #pragma once
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -82,6 +84,10 @@ class Actions {
   // A registry change decided by `decide`, which may throw SqsError; the row afterwards.
   boost::asio::awaitable<std::optional<store::SqsQueueRow>> change_queue(
       std::string name, store::DecideSqsQueue decide);
+  // A change of an existing queue's row by `edit` (which may throw SqsError); QueueDoesNotExist
+  // when it went meanwhile.
+  boost::asio::awaitable<std::optional<store::SqsQueueRow>> change_existing(
+      std::string name, std::function<void(store::SqsQueueRow&)> edit);
 
   core::QueueService& service_;
   store::Store& store_;

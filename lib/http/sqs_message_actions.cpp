@@ -1,0 +1,495 @@
+// The SQS actions on messages, each mapped onto the queue service (docs/sqs.md): send, receive,
+// delete and change visibility, single and batched, with SQS's message attributes, digests and
+// receipt handles.
+#include "http/sqs_actions.hpp"
+
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "http/sqs_fields.hpp"
+#include "model/sqs_digest.hpp"
+
+namespace dlq::http::sqs {
+namespace json = boost::json;
+using boost::asio::awaitable;
+
+namespace {
+
+// ---- messages ----------------------------------------------------------------------------------
+
+// SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (the JSON
+// parser already holds the text to valid UTF-8).
+bool allowed_text(std::string_view s) {
+  for (std::size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    std::uint32_t cp = 0;
+    std::size_t len = 1;
+    if (c < 0x80) cp = c;
+    else if ((c >> 5) == 0x6) { cp = c & 0x1f; len = 2; }
+    else if ((c >> 4) == 0xe) { cp = c & 0x0f; len = 3; }
+    else { cp = c & 0x07; len = 4; }
+    if (i + len > s.size()) return false;
+    for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+    bool ok = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
+              (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
+    if (!ok) return false;
+    i += len;
+  }
+  return true;
+}
+
+struct Attribute {
+  dlq::sqs::MessageAttribute digest;  // binary_value decoded
+  std::string binary_base64;          // as sent
+};
+
+bool valid_attribute_name(std::string_view n) {
+  if (n.empty() || n.size() > 256 || n.front() == '.' || n.back() == '.') return false;
+  if (n.find("..") != std::string_view::npos) return false;
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  std::string l = lower(n);
+  if (l.starts_with("aws.") || l.starts_with("amazon.")) return false;
+  return std::all_of(n.begin(), n.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// MessageAttributes as sent, validated: at most 10, SQS's name and DataType rules.
+std::vector<Attribute> message_attributes(const json::object& in) {
+  std::vector<Attribute> out;
+  const json::value* v = member(in, "MessageAttributes");
+  if (!v) return out;
+  if (!v->is_object()) fail("SerializationException", "MessageAttributes must be a map");
+  if (v->as_object().size() > 10) {
+    invalid("Number of message attributes [" + std::to_string(v->as_object().size()) +
+            "] exceeds the allowed maximum [10].");
+  }
+  for (const auto& [key, value] : v->as_object()) {
+    std::string name(key);
+    if (!valid_attribute_name(name)) invalid("Message attribute name '" + name + "' is invalid.");
+    if (!value.is_object()) fail("SerializationException", "a message attribute must be a map");
+    const auto& a = value.as_object();
+    Attribute attr;
+    attr.digest.name = name;
+    attr.digest.data_type = required_text(a, "DataType");
+    const std::string& type = attr.digest.data_type;
+    std::string base = type.substr(0, type.find('.'));
+    if (type.size() > 256 || (base != "String" && base != "Number" && base != "Binary") ||
+        (type.size() > base.size() && type.size() == base.size() + 1)) {
+      invalid("The type of message attribute '" + name + "' is invalid.");
+    }
+    if (base == "Binary") {
+      auto b64 = text(a, "BinaryValue");
+      auto raw = b64 ? base64_decode(*b64) : std::nullopt;
+      if (!raw || raw->empty()) invalid("Message attribute '" + name + "' must contain a non-empty BinaryValue.");
+      attr.binary_base64 = *b64;
+      attr.digest.binary_value = std::move(*raw);
+    } else {
+      auto s = text(a, "StringValue");
+      if (!s || s->empty()) invalid("Message attribute '" + name + "' must contain a non-empty message attribute value.");
+      if (!allowed_text(*s)) fail("InvalidMessageContents", "Message attribute '" + name + "' contains invalid characters.");
+      if (base == "Number") {
+        char* end = nullptr;
+        std::strtod(s->c_str(), &end);
+        if (end != s->c_str() + s->size()) invalid("Message attribute '" + name + "' must be a number.");
+      }
+      attr.digest.string_value = std::move(*s);
+    }
+    out.push_back(std::move(attr));
+  }
+  return out;
+}
+
+std::size_t attributes_size(const std::vector<Attribute>& attrs) {
+  std::size_t n = 0;
+  for (const auto& a : attrs) {
+    n += a.digest.name.size() + a.digest.data_type.size() +
+         (a.digest.string_value ? a.digest.string_value->size() : a.digest.binary_value->size());
+  }
+  return n;
+}
+
+// As SQS writes them: {"name": {"DataType", "StringValue" | "BinaryValue" (base64)}}; also how
+// they are stored.
+json::object attributes_json(const std::vector<Attribute>& attrs) {
+  json::object o;
+  for (const auto& a : attrs) {
+    json::object v{{"DataType", a.digest.data_type}};
+    if (a.digest.string_value) v["StringValue"] = *a.digest.string_value;
+    else v["BinaryValue"] = a.binary_base64;
+    o[a.digest.name] = std::move(v);
+  }
+  return o;
+}
+
+std::vector<Attribute> stored_attributes(const std::optional<std::string>& text) {
+  std::vector<Attribute> out;
+  if (!text) return out;
+  boost::system::error_code ec;
+  auto doc = json::parse(*text, ec);
+  if (ec || !doc.is_object()) return out;
+  for (const auto& [k, v] : doc.as_object()) {
+    if (!v.is_object()) continue;
+    const auto& a = v.as_object();
+    Attribute attr;
+    attr.digest.name = std::string(k);
+    if (const auto* t = a.if_contains("DataType"); t && t->is_string()) attr.digest.data_type = std::string(t->as_string());
+    if (const auto* s = a.if_contains("StringValue"); s && s->is_string()) {
+      attr.digest.string_value = std::string(s->as_string());
+    } else if (const auto* b = a.if_contains("BinaryValue"); b && b->is_string()) {
+      attr.binary_base64 = std::string(b->as_string());
+      attr.digest.binary_value = base64_decode(attr.binary_base64).value_or("");
+    } else {
+      continue;
+    }
+    out.push_back(std::move(attr));
+  }
+  return out;
+}
+
+std::string attributes_digest(const std::vector<Attribute>& attrs) {
+  std::vector<dlq::sqs::MessageAttribute> list;
+  for (const auto& a : attrs) list.push_back(a.digest);
+  return dlq::sqs::attributes_md5(std::move(list));
+}
+
+// ---- receipt handles ---------------------------------------------------------------------------
+
+// Opaque to clients: base64 of "dlq1 <queue> <id> <lease_id>".
+std::string receipt_handle(const Message& m) {
+  return base64_encode("dlq1 " + m.queue + " " + std::to_string(m.id) + " " + m.lease_id.value_or(""));
+}
+
+struct Receipt {
+  MessageId id = 0;
+  std::string lease_id;
+};
+
+// The handle's message and lease, when it decodes and names `queue`; ReceiptHandleIsInvalid
+// otherwise.
+Receipt decode_receipt(const std::string& handle, const std::string& queue) {
+  auto bad = [&]() -> Receipt {
+    fail("ReceiptHandleIsInvalid", "The input receipt handle \"" + handle.substr(0, 64) + "\" is not a valid receipt handle.");
+  };
+  auto raw = base64_decode(handle);
+  if (!raw || !raw->starts_with("dlq1 ")) return bad();
+  std::string_view rest = std::string_view(*raw).substr(5);
+  auto sp1 = rest.find(' ');
+  if (sp1 == std::string_view::npos || rest.substr(0, sp1) != queue) return bad();
+  rest.remove_prefix(sp1 + 1);
+  auto sp2 = rest.find(' ');
+  if (sp2 == std::string_view::npos) return bad();
+  auto id = parse_int(rest.substr(0, sp2));
+  if (!id || *id <= 0 || sp2 + 1 >= rest.size()) return bad();
+  return {*id, std::string(rest.substr(sp2 + 1))};
+}
+
+}  // namespace
+
+// ---- messages ----------------------------------------------------------------------------------
+
+namespace {
+
+// SQS's bound on a SendMessageBatch's messages together.
+constexpr std::size_t kBatchBytes = 1048576;
+
+// One message to send, validated against its queue.
+struct Outgoing {
+  store::NewMessage message;
+  std::string body_md5;
+  std::string attributes_md5;
+};
+
+Outgoing outgoing(const json::object& in, const store::SqsQueueRow& row, const Config& config,
+                  TimeMs now) {
+  Outgoing out;
+  std::string body = required_text(in, "MessageBody");
+  if (body.empty()) invalid("The request must contain a non-empty MessageBody.");
+  if (!allowed_text(body)) {
+    fail("InvalidMessageContents", "Invalid binary character in the message body: SQS allows "
+                                   "#x9, #xA, #xD, #x20 to #xD7FF, #xE000 to #xFFFD, #x10000 to #x10FFFF");
+  }
+  auto attrs = message_attributes(in);
+  auto stored = stored_map(row.attributes);
+  long long max_size = config.limits.max_payload_bytes;
+  if (auto s = stored.find("MaximumMessageSize"); s != stored.end()) {
+    max_size = parse_int(s->second).value_or(max_size);
+  }
+  std::size_t size = body.size() + attributes_size(attrs);
+  if (static_cast<long long>(size) > max_size) {
+    invalid("One or more parameters are invalid. Reason: Message must be shorter than " +
+            std::to_string(max_size) + " bytes.");
+  }
+  long long queue_delay = 0;
+  if (auto d = stored.find("DelaySeconds"); d != stored.end()) queue_delay = parse_int(d->second).value_or(0);
+  long long delay = in_range(integer(in, "DelaySeconds"), "DelaySeconds", 0, 900, queue_delay);
+  out.body_md5 = dlq::sqs::md5_hex(body);
+  if (!attrs.empty()) {
+    out.attributes_md5 = attributes_digest(attrs);
+    out.message.sqs_attributes = json::serialize(attributes_json(attrs));
+  }
+  out.message.payload = std::move(body);
+  out.message.max_retries = config.policy_for(row.name).max_retries;
+  if (delay > 0) out.message.run_at = now + delay * 1000;
+  return out;
+}
+
+json::object sent(const Outgoing& o, const Message& m) {
+  json::object r{{"MessageId", std::to_string(m.id)}, {"MD5OfMessageBody", o.body_md5}};
+  if (!o.attributes_md5.empty()) r["MD5OfMessageAttributes"] = o.attributes_md5;
+  return r;
+}
+
+[[noreturn]] void enqueue_failed(const Error& e) {
+  for (const auto& f : e.fields) {
+    if (f.code == "limit") fail("OverLimit", f.message);
+  }
+  invalid(e.fields.empty() ? e.message : e.fields.front().message);
+}
+
+}  // namespace
+
+Actions::Out Actions::send_message(const Call& call, const json::object& in) {
+  need(call.who, Role::producer);
+  auto row = co_await queue_of(call, in);
+  Outgoing o = outgoing(in, row, config_, call.ctx.now);
+  std::vector<store::NewMessage> messages;
+  messages.push_back(o.message);
+  auto result = co_await service_.enqueue(call.ctx, row.name, std::move(messages));
+  if (!result) enqueue_failed(result.error());
+  co_return sent(o, result->front().message);
+}
+
+Actions::Out Actions::send_message_batch(const Call& call, const json::object& in) {
+  need(call.who, Role::producer);
+  auto row = co_await queue_of(call, in);
+  const auto& entries = batch_entries(in);
+  std::vector<Outgoing> good;
+  std::vector<std::string> good_ids;
+  json::array failed;
+  std::size_t total = 0;
+  for (const auto& e : entries) {
+    const auto& entry = e.as_object();
+    std::string id(entry.at("Id").as_string());
+    try {
+      good.push_back(outgoing(entry, row, config_, call.ctx.now));
+      total += good.back().message.payload.size() +
+               (good.back().message.sqs_attributes ? good.back().message.sqs_attributes->size() : 0);
+      good_ids.push_back(id);
+    } catch (const SqsError& err) {
+      failed.push_back(batch_failure(id, err));
+    }
+  }
+  if (total > kBatchBytes) {
+    fail("BatchRequestTooLong", "Batch requests cannot be longer than 1048576 bytes.");
+  }
+  json::array successful;
+  if (!good.empty()) {
+    std::vector<store::NewMessage> messages;
+    for (const auto& o : good) messages.push_back(o.message);
+    auto result = co_await service_.enqueue(call.ctx, row.name, std::move(messages));
+    if (!result) enqueue_failed(result.error());
+    for (std::size_t i = 0; i < good.size(); ++i) {
+      json::object r = sent(good[i], (*result)[i].message);
+      r["Id"] = good_ids[i];
+      successful.push_back(std::move(r));
+    }
+  }
+  co_return json::object{{"Successful", std::move(successful)}, {"Failed", std::move(failed)}};
+}
+
+namespace {
+
+// AttributeNames and MessageSystemAttributeNames, together: which system attributes to return.
+std::set<std::string> system_attribute_names(const json::object& in) {
+  static const std::set<std::string, std::less<>> kServedNames = {
+      "All", "ApproximateReceiveCount", "SentTimestamp", "ApproximateFirstReceiveTimestamp"};
+  static const std::set<std::string, std::less<>> kOmitted = {
+      "SenderId", "MessageDeduplicationId", "MessageGroupId", "SequenceNumber", "AWSTraceHeader",
+      "DeadLetterQueueSourceArn", "SqsManagedSseEnabled"};
+  std::set<std::string> out;
+  for (const char* key : {"AttributeNames", "MessageSystemAttributeNames"}) {
+    for (auto& n : strings(in, key)) {
+      if (!kServedNames.contains(n) && !kOmitted.contains(n)) {
+        fail("InvalidAttributeName", "Unknown Attribute " + n + ".");
+      }
+      out.insert(std::move(n));
+    }
+  }
+  return out;
+}
+
+bool wanted_attribute(const std::vector<std::string>& filters, const std::string& name) {
+  for (const auto& f : filters) {
+    if (f == "All" || f == ".*" || f == name) return true;
+    if (f.size() > 2 && f.ends_with(".*") && name.starts_with(f.substr(0, f.size() - 1))) return true;
+  }
+  return false;
+}
+
+json::object received(const Message& m, const std::set<std::string>& system,
+                      const std::vector<std::string>& filters) {
+  json::object r{{"MessageId", std::to_string(m.id)},
+                 {"ReceiptHandle", receipt_handle(m)},
+                 {"MD5OfBody", dlq::sqs::md5_hex(m.payload)},
+                 {"Body", m.payload}};
+  bool all = system.contains("All");
+  json::object attributes;
+  if (all || system.contains("ApproximateReceiveCount")) {
+    attributes["ApproximateReceiveCount"] = std::to_string(m.attempts - m.life_attempts);
+  }
+  if (all || system.contains("SentTimestamp")) {
+    attributes["SentTimestamp"] = std::to_string(m.created_at);
+  }
+  if (all || system.contains("ApproximateFirstReceiveTimestamp")) {
+    attributes["ApproximateFirstReceiveTimestamp"] =
+        std::to_string(m.first_attempt_at.value_or(m.created_at));
+  }
+  if (!attributes.empty()) r["Attributes"] = std::move(attributes);
+  std::vector<Attribute> returned;
+  for (auto& a : stored_attributes(m.sqs_attributes)) {
+    if (wanted_attribute(filters, a.digest.name)) returned.push_back(std::move(a));
+  }
+  if (!returned.empty()) {
+    r["MD5OfMessageAttributes"] = attributes_digest(returned);
+    r["MessageAttributes"] = attributes_json(returned);
+  }
+  return r;
+}
+
+}  // namespace
+
+Actions::Out Actions::receive_message(const Call& call, const json::object& in) {
+  need(call.who, Role::worker);
+  auto row = co_await queue_of(call, in);
+  auto stored = stored_map(row.attributes);
+  long long queue_wait = 0;
+  if (auto w = stored.find("ReceiveMessageWaitTimeSeconds"); w != stored.end()) {
+    queue_wait = parse_int(w->second).value_or(0);
+  }
+  core::ClaimCommand cmd;
+  cmd.queue = row.name;
+  cmd.max = static_cast<int>(in_range(integer(in, "MaxNumberOfMessages"), "MaxNumberOfMessages", 1, 10, 1));
+  cmd.wait_ms = in_range(integer(in, "WaitTimeSeconds"), "WaitTimeSeconds", 0, 20, queue_wait) * 1000;
+  if (auto v = integer(in, "VisibilityTimeout")) {
+    cmd.visibility_ms = in_range(v, "VisibilityTimeout", 0, 43200, 0) * 1000;
+  }
+  cmd.worker = call.who.name;
+  auto system = system_attribute_names(in);
+  auto filters = strings(in, "MessageAttributeNames");
+  auto outcome = co_await service_.claim(call.ctx, std::move(cmd));
+  json::array messages;
+  for (auto& m : outcome.messages) {
+    if (m.payload_withheld) {
+      // Past the claim's payload budget: read again while its lease holds (none: it ended).
+      std::string lease = m.lease_id.value_or("");
+      auto again = co_await service_.find_leased(call.ctx, row.name, m.id, lease);
+      if (!again) continue;
+      m.payload = std::move(again->payload);
+      m.sqs_attributes = std::move(again->sqs_attributes);
+    }
+    messages.push_back(received(m, system, filters));
+  }
+  json::object out;
+  if (!messages.empty()) out["Messages"] = std::move(messages);
+  co_return out;
+}
+
+Actions::Out Actions::delete_message(const Call& call, const json::object& in) {
+  need(call.who, Role::worker);
+  auto row = co_await queue_of(call, in);
+  Receipt r = decode_receipt(required_text(in, "ReceiptHandle"), row.name);
+  // A lease no longer current, or a repeat: success, nothing changed (as SQS documents).
+  co_await service_.succeed(call.ctx, row.name, r.id, r.lease_id);
+  co_return json::object{};
+}
+
+Actions::Out Actions::delete_message_batch(const Call& call, const json::object& in) {
+  need(call.who, Role::worker);
+  auto row = co_await queue_of(call, in);
+  const auto& entries = batch_entries(in);
+  std::vector<core::AckItem> items;
+  std::vector<std::string> ids;
+  json::array failed;
+  for (const auto& e : entries) {
+    const auto& entry = e.as_object();
+    std::string id(entry.at("Id").as_string());
+    try {
+      Receipt r = decode_receipt(required_text(entry, "ReceiptHandle"), row.name);
+      items.push_back({r.id, r.lease_id});
+      ids.push_back(id);
+    } catch (const SqsError& err) {
+      failed.push_back(batch_failure(id, err));
+    }
+  }
+  json::array successful;
+  if (!items.empty()) {
+    // One transaction; a stale lease or a repeat is a success as for DeleteMessage.
+    co_await service_.succeed_many(call.ctx, row.name, std::move(items));
+    for (const auto& id : ids) successful.push_back(json::object{{"Id", id}});
+  }
+  co_return json::object{{"Successful", std::move(successful)}, {"Failed", std::move(failed)}};
+}
+
+namespace {
+
+// n > 0: the lease now ends n seconds from now; 0: released, due at once, no failure.
+awaitable<void> change_visibility(core::QueueService& service, const core::RequestContext& ctx,
+                                  const std::string& queue, const Receipt& r, long long seconds) {
+  // Two statements, not one conditional: GCC 12 mishandles co_await in both arms of ?:.
+  std::optional<Result<Message>> result;
+  if (seconds > 0) {
+    result.emplace(co_await service.extend(ctx, queue, r.id, r.lease_id, seconds * 1000,
+                                           std::nullopt));
+  } else {
+    result.emplace(co_await service.release(ctx, queue, r.id, r.lease_id, 0));
+  }
+  if (!*result) {
+    fail("ReceiptHandleIsInvalid", "The receipt handle has expired: the message is no longer "
+                                   "held under it.");
+  }
+}
+
+long long visibility_of(const json::object& in) {
+  auto v = integer(in, "VisibilityTimeout");
+  if (!v) fail("MissingParameter", "The request must contain the parameter VisibilityTimeout.");
+  return in_range(v, "VisibilityTimeout", 0, 43200, 0);
+}
+
+}  // namespace
+
+Actions::Out Actions::change_message_visibility(const Call& call, const json::object& in) {
+  need(call.who, Role::worker);
+  auto row = co_await queue_of(call, in);
+  Receipt r = decode_receipt(required_text(in, "ReceiptHandle"), row.name);
+  long long seconds = visibility_of(in);
+  co_await change_visibility(service_, call.ctx, row.name, r, seconds);
+  co_return json::object{};
+}
+
+Actions::Out Actions::change_message_visibility_batch(const Call& call, const json::object& in) {
+  need(call.who, Role::worker);
+  auto row = co_await queue_of(call, in);
+  const auto& entries = batch_entries(in);
+  json::array successful, failed;
+  for (const auto& e : entries) {
+    const auto& entry = e.as_object();
+    std::string id(entry.at("Id").as_string());
+    try {
+      Receipt r = decode_receipt(required_text(entry, "ReceiptHandle"), row.name);
+      long long seconds = visibility_of(entry);
+      co_await change_visibility(service_, call.ctx, row.name, r, seconds);
+      successful.push_back(json::object{{"Id", id}});
+    } catch (const SqsError& err) {
+      failed.push_back(batch_failure(id, err));
+    }
+  }
+  co_return json::object{{"Successful", std::move(successful)}, {"Failed", std::move(failed)}};
+}
+
+}  // namespace dlq::http::sqs
