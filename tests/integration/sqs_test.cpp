@@ -145,6 +145,9 @@ BOOST_AUTO_TEST_CASE(actions_by_role) {
       {"SendMessageBatch", on(port, q, {{"Entries", json::array{json::object{{"Id", "a"}, {"MessageBody", "m"}}}}}), {"producer"}},
       {"ReceiveMessage", on(port, q, {{"VisibilityTimeout", 0}}), {"worker"}},
       {"ChangeMessageVisibility", on(port, q, {{"ReceiptHandle", "bm90IGEgaGFuZGxl"}, {"VisibilityTimeout", 1}}), {"worker"}},
+      {"ChangeMessageVisibilityBatch", on(port, q, {{"Entries", json::array{json::object{{"Id", "a"}, {"ReceiptHandle", "bm90IGEgaGFuZGxl"}, {"VisibilityTimeout", 1}}}}}), {"worker"}},
+      {"DeleteMessage", on(port, q, {{"ReceiptHandle", "bm90IGEgaGFuZGxl"}}), {"worker"}},
+      {"DeleteMessageBatch", on(port, q, {{"Entries", json::array{json::object{{"Id", "a"}, {"ReceiptHandle", "bm90IGEgaGFuZGxl"}}}}}), {"worker"}},
       {"GetQueueUrl", {{"QueueName", q}}, anyone},
       {"GetQueueAttributes", on(port, q), anyone},
       {"CreateQueue", {{"QueueName", q}}, anyone},  // existing, matching attributes

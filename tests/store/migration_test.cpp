@@ -5,7 +5,8 @@
 // batch actions of earlier versions the queue their filter names, 011 lists the queues that
 // hold messages in queue_names, 012's fingerprints and titles are null on the rows it finds, and
 // 014 fills the lineage (life, replay_id) of stored entries, 015 counts what open incidents
-// reached as told, and after 016-018 no stored row names a worker version, an effect or a trial.
+// reached as told, and after 016-018 no stored row names a worker version, an effect or a trial, nor after
+// 019 SQS attributes or a registry row.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -228,6 +229,20 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         BOOST_TEST(effects == 0);
         BOOST_TEST(trial_entries == 0);
         BOOST_TEST(trials == 0);
+      }
+      {  // 019: messages stored before are no SQS queue's: no attributes, no attempts before
+         // their life, no registry row; the registry takes rows at once
+        long long attributed = -1, earlier = -1, registered = -1;
+        c.session() << "SELECT COUNT(sqs_attributes) FROM messages", soci::into(attributed);
+        c.session() << "SELECT COALESCE(SUM(life_attempts), 0) FROM messages", soci::into(earlier);
+        c.session() << "SELECT COUNT(*) FROM sqs_queues", soci::into(registered);
+        BOOST_TEST(attributed == 0);
+        BOOST_TEST(earlier == 0);
+        BOOST_TEST(registered == 0);
+        c.session() << "INSERT INTO sqs_queues (name, created_at, updated_at) VALUES ('old', 1, 1)";
+        c.session() << "SELECT COUNT(*) FROM sqs_queues WHERE attributes = '{}' AND tags = '{}'",
+            soci::into(registered);
+        BOOST_TEST(registered == 1);
       }
       for (auto& n : nodes) {
         if (n) n->close();
