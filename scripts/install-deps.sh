@@ -27,6 +27,9 @@ if [ "${DLQ_INSTALL_TEST_TOOLS:-0}" = 1 ]; then
   # clients/python offline into a throwaway venv: python3-venv makes the venv, and pip builds the
   # wheel with Debian's python3-setuptools and python3-wheel (--no-build-isolation, nothing fetched).
   packages+=(python3 python3-venv python3-setuptools python3-wheel)
+  # The SQS query protocol's suite (tests/sqs/query.sh) drives dlqd with Debian's boto3 1.26 and
+  # aws CLI 2.9, which speak that protocol (newer ones speak JSON).
+  packages+=(python3-boto3 awscli)
   # The chaos test (scripts/chaos.sh): socat is the proxy between a dlqd node and PostgreSQL that
   # it stalls and drops; its checker (tests/chaos/check.py) is plain Python 3.
   packages+=(socat)

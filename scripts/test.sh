@@ -65,6 +65,8 @@ echo "   (worker libraries: $((SECONDS - phase)) s)"
 
 echo "== SQS front: @aws-sdk/client-sqs and sqs-consumer against dlqd (tests/sqs; SQLite and PostgreSQL)"
 tests/sqs/run.sh build/release/app/dlqd
+echo "== SQS query protocol: Debian's boto3 1.26 and aws CLI 2.9 against dlqd (tests/sqs/query_test.py; SQLite and PostgreSQL)"
+tests/sqs/query.sh build/release/app/dlqd
 
 echo "== Chaos test, a minute per backend (longer: scripts/chaos.sh --minutes M)"
 phase=$SECONDS

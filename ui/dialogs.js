@@ -6,7 +6,7 @@ import { problemBox, navigate, showOk } from './app.js';
 import { trialOneBox, trialSampleBox } from './trials.js';
 
 export const ERROR_CLASSES = ['transient', 'throttled', 'timeout', 'not_found', 'invalid_input', 'auth', 'unknown', 'uncertain_effect'];
-export const DEAD_REASONS = ['retries_exhausted', 'non_retryable', 'retry_window_exceeded', 'lease_expired'];
+export const DEAD_REASONS = ['retries_exhausted', 'non_retryable', 'retry_window_exceeded', 'lease_expired', 'max_receive_count'];
 
 /** A modal <dialog>: Escape and the Cancel button close it; focus returns where it was. */
 function openDialog(id, title) {

@@ -124,6 +124,7 @@ std::string canonical_filter(const store::DeadFilter& f) {
   if (f.error_class) o["error_class"] = to_string(*f.error_class);
   if (f.dead_reason) o["dead_reason"] = to_string(*f.dead_reason);
   if (f.fingerprint) o["fingerprint"] = *f.fingerprint;
+  if (f.dead_letter_queue) o["dead_letter_queue"] = *f.dead_letter_queue;
   if (f.since) o["since"] = format_rfc3339(*f.since);
   if (f.until) o["until"] = format_rfc3339(*f.until);
   if (!f.ids.empty()) {
@@ -271,6 +272,75 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const Request
   if (!confirmed) co_return confirmed.error();
   if (tasks_) tasks_->run_now(kReplayRunnerTask);
   co_return std::move(*confirmed->run);
+}
+
+awaitable<Result<store::ReplayRun>> DeadLetterDesk::start_move_task(const RequestContext& ctx,
+                                                                    MoveTaskRequest in) {
+  store::RunStartParams params;
+  params.filter.dead_letter_queue = in.dead_letter_queue;
+  params.canonical_filter = canonical_filter(params.filter);
+  params.dead_at_order = true;
+  params.handle = in.handle;
+  const std::string filter = params.canonical_filter;
+  params.decide = [&](const store::RunStartFacts& facts) -> Result<store::ConfirmPlan> {
+    if (facts.active) return Error(Errc::invalid_state, "There is already a task running");
+    if (auto risky = non_idempotent(config_, facts.job_types); !risky.empty()) {
+      std::string names;
+      for (const auto& t : risky) names += (names.empty() ? "" : ", ") + t;
+      return Error(Errc::invalid_state,
+                   "the dead letters include job types configured idempotent: false (" + names +
+                       "); a move task cannot acknowledge their side effects: replay them from "
+                       "the desk with acknowledge_side_effects");
+    }
+    if (in.destination_queue &&
+        (facts.queues.size() != 1 || facts.queues.front() != *in.destination_queue)) {
+      return Error(Errc::invalid_state,
+                   "DestinationArn must be the queue all of the task's messages came from: dlq "
+                   "replays each message into its own queue");
+    }
+    double rate = in.rate_per_second.value_or(config_.batch_replay.default_rate_per_second);
+    if (double cap = rate_cap(config_, facts.job_types); cap > 0) rate = std::min(rate, cap);
+    store::ReplayRun run;
+    run.status = RunStatus::scheduled;
+    run.filter = filter;
+    run.actor = ctx.actor;
+    run.reason = in.reason;
+    run.created_at = ctx.now;
+    run.start_at = ctx.now;
+    run.delay_seconds = 0;
+    run.rate_per_second = rate;
+    run.keep_order = true;
+    run.paced_from = run.start_at;
+    run.updated_at = ctx.now;
+    AuditEntry audit;
+    audit.at = ctx.now;
+    audit.actor = ctx.actor;
+    audit.action = "batch_replay";
+    audit.filter = filter;
+    audit.reason = run.reason;
+    json::object details{{"matched", static_cast<long long>(facts.ids_now.size())},
+                         {"rate_per_second", json_number(rate)},
+                         {"delay_seconds", 0},
+                         {"keep_order", true},
+                         {"acknowledge_side_effects", false}};
+    audit.details = json::serialize(details);
+    return store::ConfirmPlan{std::move(run), std::move(audit)};
+  };
+  auto started = co_await store_.run_start(std::move(params));
+  if (!started) co_return started.error();
+  if (tasks_) tasks_->run_now(kReplayRunnerTask);
+  co_return std::move(*started->run);
+}
+
+awaitable<std::vector<store::ReplayRun>> DeadLetterDesk::move_tasks(const RequestContext&,
+                                                                    std::string dead_letter_queue,
+                                                                    int limit) {
+  store::RunListParams params;
+  params.limit = limit;
+  store::DeadFilter f;
+  f.dead_letter_queue = std::move(dead_letter_queue);
+  params.filter = canonical_filter(f);
+  co_return co_await store_.replay_runs_list(std::move(params));
 }
 
 awaitable<Result<DismissOutcome>> DeadLetterDesk::confirm_dismiss(const RequestContext& ctx,

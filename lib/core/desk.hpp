@@ -4,6 +4,7 @@
 // ReplayRunner (a leader-only task) paces; their outcome counts are computed when read.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +55,16 @@ struct DismissConfirmation {
 struct DismissOutcome {
   long long dismissed = 0;
   long long skipped = 0;  // no longer dead when their batch came
+};
+
+// An SQS StartMessageMoveTask (issue 39): a run at once over the dead letters stamped with a
+// dead-letter queue, keeping their order.
+struct MoveTaskRequest {
+  std::string dead_letter_queue;
+  std::optional<std::string> destination_queue;  // must be the queue all of them came from
+  std::optional<double> rate_per_second;         // default: batch_replay.default_rate_per_second
+  std::function<std::string(long long run_id)> handle;  // the TaskHandle, audited
+  std::string reason;                                   // the run's and the audit entry's
 };
 
 enum class RunAction { pause, resume, cancel };
@@ -111,6 +122,14 @@ class DeadLetterDesk {
                                                      ReplayConfirmation in);
   awaitable<Result<DismissOutcome>> confirm_dismiss(const RequestContext& ctx,
                                                     DismissConfirmation in);
+  // invalid_state naming why: another move task of the queue is active, a job type is
+  // configured idempotent: false (SQS cannot acknowledge side effects), or the destination is
+  // not where all of the letters came from.
+  awaitable<Result<store::ReplayRun>> start_move_task(const RequestContext& ctx,
+                                                      MoveTaskRequest in);
+  // The runs of a dead-letter queue's move tasks, newest first.
+  awaitable<std::vector<store::ReplayRun>> move_tasks(const RequestContext& ctx,
+                                                      std::string dead_letter_queue, int limit);
 
   awaitable<Result<store::ReplayRun>> run(const RequestContext& ctx, long long id);
   // Newest first; with `message_id`, only the runs that had that message in their id set.

@@ -54,12 +54,21 @@ void decode_filter(const json::object& body, FieldErrors& errors, store::DeadFil
               "transient, throttled, timeout, not_found, invalid_input, auth, unknown, "
               "uncertain_effect");
   enum_member(r, "dead_reason", out.dead_reason, parse_dead_reason,
-              "retries_exhausted, non_retryable, retry_window_exceeded, lease_expired");
+              "retries_exhausted, non_retryable, retry_window_exceeded, lease_expired, "
+              "max_receive_count");
   if (auto fingerprint = r.string("fingerprint", 64, false)) {
     if (valid_fingerprint(*fingerprint)) {
       out.fingerprint = *fingerprint;
     } else {
       r.add("fingerprint", "fingerprint must be 16 lowercase hex digits", "invalid");
+    }
+  }
+  if (auto dlq = r.string("dead_letter_queue", 64, false)) {
+    if (valid_queue_name(*dlq)) {
+      out.dead_letter_queue = *dlq;
+    } else {
+      r.add("dead_letter_queue", "dead_letter_queue must be a queue name ([A-Za-z0-9_-]{1,64})",
+            "invalid");
     }
   }
   out.since = r.timestamp("since");
@@ -183,6 +192,7 @@ FieldErrors decode_dead_list(const QueryParams& query, store::DeadListParams& ou
     }
   }
   f.fingerprint = query_fingerprint(query, errors);
+  f.dead_letter_queue = query_queue(query, "dead_letter_queue", errors);
   f.since = query_time(query, "since", errors);
   f.until = query_time(query, "until", errors);
   std::optional<long long> after;

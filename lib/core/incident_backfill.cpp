@@ -21,6 +21,11 @@ store::PrintedDead print_dead(const store::UnprintedDead& m, const Redactor& red
     out.fingerprint = lease_expiry_fingerprint(m.job_type);
     return out;  // a lease expiry's incident has no error class
   }
+  if (m.dead_reason == DeadReason::max_receive_count) {
+    out.title = m.last_error.value_or("");  // stored as the title (transitions.cpp)
+    out.fingerprint = titled_fingerprint(m.job_type, out.title);
+    return out;
+  }
   out.title = incident_title(redactor.text(m.last_error.value_or("")));
   out.fingerprint =
       computed_fingerprint(m.job_type, m.error_class.value_or(ErrorClass::unknown), out.title,

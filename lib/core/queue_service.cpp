@@ -222,9 +222,12 @@ awaitable<Result<Message>> QueueService::fail(const RequestContext& ctx, std::st
                                               MessageId id, FailInput in) {
   const QueuePolicy& policy = config_.policy_for(queue);
   describe_failure(redactor_, in);
-  store::Decide decide = [in = std::move(in), &policy, now = ctx.now, this](
+  auto sqs = sqs_queues_.find(queue);
+  store::Decide decide = [in = std::move(in), &policy, now = ctx.now, sqs, this](
                              const Message& m, const store::Related&) {
-    return core::fail(m, in, policy, now, random_);
+    auto change = core::fail(m, in, policy, now, random_);
+    if (change) stamp_dead_letter_queue(*change, sqs ? &*sqs : nullptr);
+    return change;
   };
   auto result = co_await update(std::move(queue), id, std::move(decide));
   if (result) {
@@ -321,9 +324,10 @@ awaitable<Result<Message>> QueueService::release(const RequestContext& ctx, std:
                                                  TimeMs delay_ms) {
   std::optional<TimeMs> due =
       delay_ms > 0 ? std::optional<TimeMs>(ctx.now + delay_ms) : std::nullopt;
-  store::Decide decide = [lease_id = std::move(lease_id), due, now = ctx.now](
+  auto sqs = sqs_queues_.find(queue);
+  store::Decide decide = [lease_id = std::move(lease_id), due, now = ctx.now, sqs](
                              const Message& m, const store::Related& related) {
-    return core::release(m, related, lease_id, due, now);
+    return core::release(m, related, lease_id, due, now, sqs ? &*sqs : nullptr);
   };
   store::UpdateParams params;
   params.queue = std::move(queue);
@@ -331,7 +335,10 @@ awaitable<Result<Message>> QueueService::release(const RequestContext& ctx, std:
   params.decide = std::move(decide);
   params.load_last_entry = true;  // a release folds into a release before it
   auto result = co_await store_.message_update(std::move(params));
-  if (result) scheduler_.changed(*result, ctx.now);
+  if (result) {
+    scheduler_.changed(*result, ctx.now);
+    publish_if_dead(*result, ctx.now, std::nullopt);  // at an SQS RedrivePolicy's maxReceiveCount
+  }
   co_return result;
 }
 
@@ -463,8 +470,8 @@ awaitable<std::vector<Message>> QueueService::reap_expired(TimeMs now) {
     params.now = now;
     params.limit = kReapBatch;
     params.decide = [this, now](const Message& m) {
-      return expire_lease(m, config_.policy_for(m.queue), now, random_,
-                          sqs_queues_.contains(m.queue));
+      auto sqs = sqs_queues_.find(m.queue);
+      return expire_lease(m, config_.policy_for(m.queue), now, random_, sqs ? &*sqs : nullptr);
     };
     auto reaped = co_await store_.messages_reap_expired(std::move(params));
     for (const auto& m : reaped) {

@@ -5,23 +5,56 @@
 
 namespace dlq::core {
 
-std::optional<TimeMs> SqsQueueSet::parse_visibility(std::string_view attributes) {
-  boost::system::error_code ec;
-  auto doc = boost::json::parse(attributes, ec);
-  if (ec || !doc.is_object()) return std::nullopt;
-  const auto* v = doc.as_object().if_contains("VisibilityTimeout");
-  if (!v || !v->is_string()) return std::nullopt;
+namespace json = boost::json;
+
+namespace {
+
+std::optional<long long> stored_integer(const json::value& v) {
   try {
-    return static_cast<TimeMs>(std::stoll(std::string(v->as_string()))) * 1000;
+    if (v.is_string()) return std::stoll(std::string(v.as_string()));
+    if (v.is_int64()) return v.as_int64();
   } catch (const std::exception&) {
-    return std::nullopt;  // the front stores only values it validated
   }
+  return std::nullopt;  // the front stores only values it validated
+}
+
+// RedrivePolicy is stored as SQS keeps it: JSON text naming the target by its ARN, whose last
+// `:` segment is the queue's name.
+std::optional<SqsRedrive> parse_redrive(const json::value& v) {
+  if (!v.is_string()) return std::nullopt;
+  boost::system::error_code ec;
+  auto doc = json::parse(v.as_string(), ec);
+  if (ec || !doc.is_object()) return std::nullopt;
+  const auto& o = doc.as_object();
+  const auto* arn = o.if_contains("deadLetterTargetArn");
+  const auto* count = o.if_contains("maxReceiveCount");
+  if (!arn || !arn->is_string() || !count) return std::nullopt;
+  auto n = stored_integer(*count);
+  std::string_view a = arn->as_string();
+  auto colon = a.rfind(':');
+  if (!n || colon == std::string_view::npos) return std::nullopt;
+  return SqsRedrive{std::string(a.substr(colon + 1)), static_cast<int>(*n)};
+}
+
+}  // namespace
+
+SqsQueueInfo SqsQueueSet::parse(std::string_view attributes) {
+  SqsQueueInfo info;
+  boost::system::error_code ec;
+  auto doc = json::parse(attributes, ec);
+  if (ec || !doc.is_object()) return info;
+  const auto& o = doc.as_object();
+  if (const auto* v = o.if_contains("VisibilityTimeout")) {
+    if (auto s = stored_integer(*v)) info.visibility_ms = static_cast<TimeMs>(*s) * 1000;
+  }
+  if (const auto* v = o.if_contains("RedrivePolicy")) info.redrive = parse_redrive(*v);
+  return info;
 }
 
 void SqsQueueSet::put(const std::string& name, std::string_view attributes) {
-  auto visibility = parse_visibility(attributes);
+  auto info = parse(attributes);
   std::lock_guard lock(mutex_);
-  queues_[name] = visibility;
+  queues_[name] = std::move(info);
 }
 
 void SqsQueueSet::erase(const std::string& name) {
@@ -30,8 +63,8 @@ void SqsQueueSet::erase(const std::string& name) {
 }
 
 void SqsQueueSet::replace(const std::map<std::string, std::string>& rows, TimeMs at) {
-  std::map<std::string, std::optional<TimeMs>, std::less<>> fresh;
-  for (const auto& [name, attributes] : rows) fresh.emplace(name, parse_visibility(attributes));
+  std::map<std::string, SqsQueueInfo, std::less<>> fresh;
+  for (const auto& [name, attributes] : rows) fresh.emplace(name, parse(attributes));
   std::lock_guard lock(mutex_);
   queues_ = std::move(fresh);
   if (!loaded_at_ || at > *loaded_at_) loaded_at_ = at;
@@ -42,10 +75,25 @@ bool SqsQueueSet::contains(std::string_view name) const {
   return queues_.find(name) != queues_.end();
 }
 
+std::optional<SqsQueueInfo> SqsQueueSet::find(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = queues_.find(name);
+  if (it == queues_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool SqsQueueSet::names_as_target(std::string_view dlq) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& entry : queues_) {
+    if (entry.second.redrive && entry.second.redrive->target == dlq) return true;
+  }
+  return false;
+}
+
 std::optional<TimeMs> SqsQueueSet::visibility_ms(std::string_view name) const {
   std::lock_guard lock(mutex_);
   auto it = queues_.find(name);
-  return it == queues_.end() ? std::nullopt : it->second;
+  return it == queues_.end() ? std::nullopt : it->second.visibility_ms;
 }
 
 bool SqsQueueSet::begin_reload(TimeMs now) {

@@ -1,8 +1,9 @@
 // What the queue service must know of the SQS front's queue registry on its hot paths: which
-// queues are SQS queues (a lease expiry there makes the message visible at once) and the
-// VisibilityTimeout stored for them (a claim's default lease). Kept current by the node's own
-// registry changes at once, and by a reload from the database at most once a second when a
-// claim or the lease reaper asks (another node's CreateQueue or SetQueueAttributes).
+// queues are SQS queues (a lease expiry there makes the message visible at once), the
+// VisibilityTimeout stored for them (a claim's default lease) and their RedrivePolicy (issue 39:
+// where a message dies after maxReceiveCount receives). Kept current by the node's own registry
+// changes at once, and by a reload from the database at most once a second when a claim or the
+// lease reaper asks (another node's CreateQueue or SetQueueAttributes).
 #pragma once
 
 #include <map>
@@ -15,6 +16,19 @@
 
 namespace dlq::core {
 
+// A RedrivePolicy as the queue service applies it: the dead-letter queue's name and the receives
+// after which a message that would become visible again dies instead.
+struct SqsRedrive {
+  std::string target;
+  int max_receive_count = 0;
+};
+
+// One registered queue.
+struct SqsQueueInfo {
+  std::optional<TimeMs> visibility_ms;
+  std::optional<SqsRedrive> redrive;
+};
+
 class SqsQueueSet {
  public:
   // `attributes`: the registry row's JSON object of explicitly set attributes.
@@ -23,17 +37,23 @@ class SqsQueueSet {
   // The whole registry as read at `at` (name -> attributes JSON).
   void replace(const std::map<std::string, std::string>& rows, TimeMs at);
   bool contains(std::string_view name) const;
+  // The queue's entry, when it is registered (one lock for everything a hot path needs).
+  std::optional<SqsQueueInfo> find(std::string_view name) const;
+  // Whether some registered queue's RedrivePolicy names `dlq` (its receives look for dead
+  // letters first).
+  bool names_as_target(std::string_view dlq) const;
   // The stored VisibilityTimeout in ms, when the queue has one.
   std::optional<TimeMs> visibility_ms(std::string_view name) const;
   // True, once, when the last reload began a second or more before `now` (or never): the caller
   // reloads. Concurrent callers see false and keep what is loaded.
   bool begin_reload(TimeMs now);
 
- private:
-  static std::optional<TimeMs> parse_visibility(std::string_view attributes);
+  // The parts of a stored attributes object the service uses (values the front validated).
+  static SqsQueueInfo parse(std::string_view attributes);
 
+ private:
   mutable std::mutex mutex_;
-  std::map<std::string, std::optional<TimeMs>, std::less<>> queues_;
+  std::map<std::string, SqsQueueInfo, std::less<>> queues_;
   std::optional<TimeMs> loaded_at_;
 };
 

@@ -53,7 +53,35 @@ void make_dead(Message& m, DeadReason reason, TimeMs now) {
   m.retry_after.reset();
 }
 
+// The receives of the message's current life (SQS's ApproximateReceiveCount).
+int receive_count(const Message& m) { return m.attempts - m.life_attempts; }
+
+// Whether `m`, about to become visible again on an SQS queue, has been received as often as the
+// queue's RedrivePolicy allows.
+bool receives_exhausted(const Message& m, const SqsQueueInfo* sqs) {
+  return sqs && sqs->redrive && receive_count(m) >= sqs->redrive->max_receive_count;
+}
+
+// The death at maxReceiveCount: titled and fingerprinted like a lease expiry, by its own text,
+// with no error class of its own (the message keeps an earlier failure's).
+void die_of_receives(Message& n, AttemptRecord& entry, const SqsRedrive& redrive, TimeMs now) {
+  std::string title = receive_count_title(receive_count(n));
+  entry.title = title;
+  entry.fingerprint = titled_fingerprint(n.job_type, title);
+  n.fingerprint = entry.fingerprint;
+  n.title = title;
+  n.last_error = std::move(title);
+  make_dead(n, DeadReason::max_receive_count, now);
+  n.dead_letter_queue = redrive.target;
+}
+
 }  // namespace
+
+void stamp_dead_letter_queue(store::Change& c, const SqsQueueInfo* sqs) {
+  if (sqs && sqs->redrive && c.next.status == Status::dead && !c.next.dead_letter_queue) {
+    c.next.dead_letter_queue = sqs->redrive->target;
+  }
+}
 
 void describe_failure(const Redactor& redactor, FailInput& in) {
   in.title = incident_title(redactor.text(in.error));
@@ -222,6 +250,10 @@ Result<store::Change> replay(const Message& m, const store::Related& related,
   n.life_started_at = now;
   n.replay_count = m.replay_count + 1;
   n.life_attempts = m.attempts;
+  // No longer a dead letter of an SQS dead-letter queue, nor hidden by a DLQ receive.
+  n.dead_letter_queue.reset();
+  n.sqs_hidden_until.reset();
+  n.sqs_receipt.reset();
   end_lease(n);
   for (const auto& [key, done] : in.resolve_effects) {
     c.resolutions.push_back({key, done, in.actor, now});
@@ -245,7 +277,7 @@ Result<store::Change> extend(const Message& m, const std::string& lease_id, Time
 
 Result<store::Change> release(const Message& m, const store::Related& related,
                               const std::string& lease_id, std::optional<TimeMs> due_at,
-                              TimeMs now) {
+                              TimeMs now, const SqsQueueInfo* sqs) {
   if (auto e = check_lease(m, lease_id)) return *e;
   if (m.status != Status::processing) {
     return Error(Errc::invalid_state, "only processing messages can be released");
@@ -259,6 +291,16 @@ Result<store::Change> release(const Message& m, const store::Related& related,
   if (fold) {
     entry.claimed_at = last->claimed_at;
     entry.count = last->count + 1;
+  }
+  if (receives_exhausted(m, sqs)) {
+    // Its own entry, not folded: the history shows the release that ended the message.
+    entry.claimed_at = m.last_attempt_at;
+    entry.count = 1;
+    store::Change c{m, {}, std::nullopt};
+    end_lease(c.next);
+    die_of_receives(c.next, entry, *sqs->redrive, now);
+    c.history.push_back(std::move(entry));
+    return c;
   }
   store::Change c{m, {std::move(entry)}, std::nullopt};
   c.fold = fold;
@@ -329,7 +371,7 @@ Result<store::EffectOutcome> record_effect(const Message& m, const std::optional
 }
 
 store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
-                           const UnitRandom& random, bool sqs_queue) {
+                           const UnitRandom& random, const SqsQueueInfo* sqs) {
   AttemptRecord attempt = finished_attempt(m, AttemptOutcome::lease_expired, now);
   attempt.error = "lease expired";
   // Its own cause, whatever failed before: job type and "lease expired" alone. The message keeps
@@ -345,7 +387,9 @@ store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs n
   n.last_error = "lease expired";
   n.title = std::string(kLeaseExpiredTitle);
   n.fingerprint = std::move(fingerprint);
-  if (sqs_queue) {
+  if (receives_exhausted(m, sqs)) {
+    die_of_receives(n, c.history.front(), *sqs->redrive, now);
+  } else if (sqs) {
     enter(n, Status::pending, now);
     n.retry_after.reset();
   } else if (n.lease_expiries >= policy.max_lease_expiries) {

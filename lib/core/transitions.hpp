@@ -11,6 +11,7 @@
 #include "config/config.hpp"
 #include "core/redaction.hpp"
 #include "core/retry_policy.hpp"
+#include "core/sqs_queue_set.hpp"
 #include "model/error.hpp"
 #include "store/store.hpp"
 
@@ -84,9 +85,11 @@ Result<store::Change> extend(const Message& m, const std::string& lease_id, Time
                              const std::optional<std::string>& checkpoint, TimeMs now);
 // `related.last_entry`: the message's latest history entry; a `released` one is folded into
 // (its count grows, its claimed_at stays, the rest is this release's) instead of adding another.
+// On an SQS queue with a RedrivePolicy (`sqs`), a message received maxReceiveCount times dies
+// instead (issue 39: it would become visible again).
 Result<store::Change> release(const Message& m, const store::Related& related,
                               const std::string& lease_id, std::optional<TimeMs> due_at,
-                              TimeMs now);
+                              TimeMs now, const SqsQueueInfo* sqs = nullptr);
 Result<store::Change> dismiss(const Message& m, const std::optional<std::string>& reason,
                               const std::optional<std::string>& actor, TimeMs now);
 // Records one side effect under the message's current lease. `existing`: the key's row, if
@@ -96,9 +99,13 @@ Result<store::Change> dismiss(const Message& m, const std::optional<std::string>
 Result<store::EffectOutcome> record_effect(const Message& m, const std::optional<Effect>& existing,
                                            const EffectInput& in, int max_effects, TimeMs now);
 // The reaper's transition for a processing message whose lease ran out. On a queue of the SQS
-// front (`sqs_queue`) it is pending again at once, with no backoff and no max_lease_expiries, as
-// SQS makes a message visible again when its visibility timeout ends (issue 38).
+// front (`sqs`) it is pending again at once, with no backoff and no max_lease_expiries, as SQS
+// makes a message visible again when its visibility timeout ends (issue 38); unless the queue's
+// RedrivePolicy ends it after maxReceiveCount receives (issue 39).
 store::Change expire_lease(const Message& m, const QueuePolicy& policy, TimeMs now,
-                           const UnitRandom& random, bool sqs_queue = false);
+                           const UnitRandom& random, const SqsQueueInfo* sqs = nullptr);
+// A death on a queue with a RedrivePolicy, whatever its reason, names the policy's target
+// (issue 39): `c` unchanged unless it makes the message dead.
+void stamp_dead_letter_queue(store::Change& c, const SqsQueueInfo* sqs);
 
 }  // namespace dlq::core

@@ -31,7 +31,7 @@ struct ResourceHandlers : MessageHandlers, DlqHandlers, TrialHandlers, OpsHandle
         OpsHandlers(service, store, tasks, metrics, config),
         AuditHandlers(service, config),
         UiHandlers(config),
-        SqsHandlers(service, store, access, config) {}
+        SqsHandlers(service, desk, store, access, config) {}
 };
 
 namespace {

@@ -1,4 +1,6 @@
-// The SQS front: protocol, authentication and error shapes around the actions (sqs_actions.cpp).
+// The SQS front: protocols, authentication and error shapes around the actions
+// (sqs_*_actions.cpp). Two codecs over one mapping: the JSON 1.0 protocol (X-Amz-Target) and the
+// query protocol (form fields, XML answers; sqs_query.cpp) for SDKs from before late 2023.
 #include "http/api_sqs.hpp"
 
 #include <boost/json.hpp>
@@ -6,6 +8,7 @@
 #include "core/sigv4.hpp"
 #include "http/api_support.hpp"
 #include "http/sqs_actions.hpp"
+#include "http/sqs_query.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::http {
@@ -14,25 +17,94 @@ namespace json = boost::json;
 namespace {
 
 constexpr std::string_view kJsonType = "application/x-amz-json-1.0";
+constexpr std::string_view kXmlType = "text/xml";
 constexpr std::string_view kTargetPrefix = "AmazonSQS.";
 
-Response sqs_answer(const Request& req, int status, std::string body) {
+// Which codec a request speaks: JSON names its action in X-Amz-Target, the query protocol in its
+// form's Action.
+enum class Protocol { json, query };
+
+Protocol protocol_of(const Request& req) {
+  return req.header("x-amz-target") ? Protocol::json : Protocol::query;
+}
+
+Response sqs_answer(const Request& req, Protocol p, int status, std::string body) {
   Response r;
   r.status = status;
-  r.content_type = std::string(kJsonType);
+  r.content_type = std::string(p == Protocol::json ? kJsonType : kXmlType);
   r.body = std::move(body);
   r.headers.emplace_back("x-amzn-RequestId", req.request_id);
   return r;
 }
 
-Response error_answer(const Request& req, const std::string& name, const std::string& message) {
+Response error_answer(const Request& req, Protocol p, const std::string& name,
+                      const std::string& message) {
   int status = sqs::error_status(name);
+  bool sender = status < 500;
+  if (p == Protocol::query) {
+    return sqs_answer(req, p, status,
+                      sqs::query::error_xml(sender, sqs::error_code(name), message, req.request_id));
+  }
   Response r = sqs_answer(
-      req, status,
+      req, p, status,
       json::serialize(json::object{{"__type", "com.amazonaws.sqs#" + name}, {"message", message}}));
   r.headers.emplace_back("x-amzn-query-error",
-                         sqs::error_code(name) + (status >= 500 ? ";Receiver" : ";Sender"));
+                         sqs::error_code(name) + (sender ? ";Sender" : ";Receiver"));
   return r;
+}
+
+// The action a request names and its members in the JSON protocol's shape, or the error to
+// answer. `query`: the form body, or the query string when the body is empty.
+struct Decoded {
+  std::string action;
+  json::object in;
+  std::string error, message;
+};
+
+Decoded decode_json(const Request& req) {
+  Decoded d;
+  const std::string* target = req.header("x-amz-target");
+  if (!target || !target->starts_with(kTargetPrefix) ||
+      !sqs::Actions::known(std::string_view(*target).substr(kTargetPrefix.size()))) {
+    d.error = "UnknownOperationException";
+    d.message = "X-Amz-Target must name an SQS action (AmazonSQS.<Action>)";
+    return d;
+  }
+  d.action = target->substr(kTargetPrefix.size());
+  if (!req.body.empty()) {
+    boost::system::error_code ec;
+    json::value doc = json::parse(req.body, ec);
+    if (ec || !doc.is_object()) {
+      d.error = "SerializationException";
+      d.message = "the body must be a JSON object";
+      return d;
+    }
+    d.in = std::move(doc.as_object());
+  }
+  return d;
+}
+
+Decoded decode_query(const Request& req) {
+  Decoded d;
+  try {
+    std::string_view form = req.body;
+    if (form.empty()) {
+      auto mark = req.target.find('?');
+      if (mark != std::string::npos) form = std::string_view(req.target).substr(mark + 1);
+    }
+    auto parsed = sqs::query::parse(form);
+    if (!sqs::Actions::known(parsed.action)) {
+      d.error = "InvalidAction";
+      d.message = "The action " + parsed.action + " is not valid for this endpoint.";
+      return d;
+    }
+    d.action = std::move(parsed.action);
+    d.in = std::move(parsed.in);
+  } catch (const sqs::query::CodecError& e) {
+    d.error = e.name();
+    d.message = e.what();
+  }
+  return d;
 }
 
 // The signature refusals' SQS names.
@@ -66,12 +138,13 @@ std::pair<std::string, std::string> refusal(core::sigv4::Verdict v) {
 
 }  // namespace
 
-SqsHandlers::SqsHandlers(core::QueueService& service, store::Store& store,
-                         const core::AccessControl& access, const Config& config)
+SqsHandlers::SqsHandlers(core::QueueService& service, core::DeadLetterDesk& desk,
+                         store::Store& store, const core::AccessControl& access,
+                         const Config& config)
     : service_(service),
       access_(access),
       config_(config),
-      actions_(std::make_unique<sqs::Actions>(service, store, config)) {
+      actions_(std::make_unique<sqs::Actions>(service, desk, store, config)) {
   if (!config.sqs.public_url.empty()) actions_->set_base_url(config.sqs.public_url);
 }
 
@@ -82,15 +155,16 @@ void SqsHandlers::bound(const std::string& address) {
 }
 
 Response SqsHandlers::refused(const Request& req, const std::string& message) {
-  return error_answer(req, "AccessDenied", message);
+  return error_answer(req, protocol_of(req), "AccessDenied", message);
 }
 
 SqsHandlers::R SqsHandlers::sqs(const Request& req, const RouteMatch& m) {
+  const Protocol p = protocol_of(req);
   // Who asks: a SigV4 key, anyone (no keys and no tokens), or nobody (tokens without keys).
   core::Principal who;
   switch (access_.sqs_mode()) {
     case core::SqsMode::refused:
-      co_return error_answer(req, "AccessDenied",
+      co_return error_answer(req, p, "AccessDenied",
                              "auth.tokens are configured but sqs.access_keys are not: the SQS "
                              "front needs access keys (docs/sqs.md)");
     case core::SqsMode::anonymous:
@@ -112,31 +186,19 @@ SqsHandlers::R SqsHandlers::sqs(const Request& req, const RouteMatch& m) {
           });
       if (verdict.verdict != core::sigv4::Verdict::ok) {
         auto [name, message] = refusal(verdict.verdict);
-        co_return error_answer(req, name, message);
+        co_return error_answer(req, p, name, message);
       }
       who = keys->find(verdict.access_key_id)->principal;
       break;
     }
   }
-  const std::string* target = req.header("x-amz-target");
-  if (!target || !target->starts_with(kTargetPrefix) ||
-      !sqs::Actions::known(std::string_view(*target).substr(kTargetPrefix.size()))) {
-    co_return error_answer(req, "UnknownOperationException",
-                           "X-Amz-Target must name an SQS action (AmazonSQS.<Action>)");
-  }
-  std::string action = target->substr(kTargetPrefix.size());
+  Decoded decoded = p == Protocol::json ? decode_json(req) : decode_query(req);
+  if (!decoded.error.empty()) co_return error_answer(req, p, decoded.error, decoded.message);
+  const std::string& action = decoded.action;
   if (!sqs::Actions::served(action)) {
-    co_return error_answer(req, "UnsupportedOperation", action + " is not supported by dlq");
+    co_return error_answer(req, p, "UnsupportedOperation", action + " is not supported by dlq");
   }
-  json::object in;
-  if (!req.body.empty()) {
-    boost::system::error_code ec;
-    json::value doc = json::parse(req.body, ec);
-    if (ec || !doc.is_object()) {
-      co_return error_answer(req, "SerializationException", "the body must be a JSON object");
-    }
-    in = std::move(doc.as_object());
-  }
+  const json::object& in = decoded.in;
   sqs::Call call;
   call.who = std::move(who);
   if (m.params.size() == 1) {
@@ -150,7 +212,10 @@ SqsHandlers::R SqsHandlers::sqs(const Request& req, const RouteMatch& m) {
   std::string failure, message;
   try {
     json::object out = co_await actions_->run(action, call, in);
-    co_return sqs_answer(req, 200, json::serialize(out));
+    co_return sqs_answer(req, p, 200,
+                         p == Protocol::json
+                             ? json::serialize(out)
+                             : sqs::query::result_xml(action, out, req.request_id));
   } catch (const sqs::SqsError& e) {
     failure = e.name();
     message = e.what();
@@ -170,7 +235,7 @@ SqsHandlers::R SqsHandlers::sqs(const Request& req, const RouteMatch& m) {
                   ? "the database cannot be reached or the server is shutting down; retry later"
                   : "the server could not complete the request";
   }
-  co_return error_answer(req, failure, message);
+  co_return error_answer(req, p, failure, message);
 }
 
 }  // namespace dlq::http

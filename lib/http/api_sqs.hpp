@@ -15,6 +15,10 @@
 #include "http/router.hpp"
 #include "store/store.hpp"
 
+namespace dlq::core {
+class DeadLetterDesk;
+}
+
 namespace dlq::http {
 
 namespace sqs {
@@ -25,8 +29,8 @@ class SqsHandlers {
  public:
   using R = boost::asio::awaitable<Response>;
 
-  SqsHandlers(core::QueueService& service, store::Store& store, const core::AccessControl& access,
-              const Config& config);
+  SqsHandlers(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
+              const core::AccessControl& access, const Config& config);
   ~SqsHandlers();
 
   R sqs(const Request& req, const RouteMatch& m);

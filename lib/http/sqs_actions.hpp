@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 
 #include "config/config.hpp"
 #include "core/access.hpp"
+#include "core/desk.hpp"
 #include "core/queue_service.hpp"
 #include "core/request_context.hpp"
 #include "store/store.hpp"
@@ -45,7 +47,8 @@ struct Call {
 
 class Actions {
  public:
-  Actions(core::QueueService& service, store::Store& store, const Config& config);
+  Actions(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
+          const Config& config);
 
   // Whether `action` is an SQS action at all, and whether dlq serves it.
   static bool known(std::string_view action);
@@ -76,11 +79,33 @@ class Actions {
   Out delete_message_batch(const Call& call, const boost::json::object& in);
   Out change_message_visibility(const Call& call, const boost::json::object& in);
   Out change_message_visibility_batch(const Call& call, const boost::json::object& in);
+  Out start_message_move_task(const Call& call, const boost::json::object& in);
+  Out cancel_message_move_task(const Call& call, const boost::json::object& in);
+  Out list_message_move_tasks(const Call& call, const boost::json::object& in);
+  // The registered queues whose RedrivePolicy names `dlq`, in name order after `after`, at most
+  // `limit` (+1 to tell whether there are more).
+  boost::asio::awaitable<std::vector<std::string>> source_queues(const std::string& dlq,
+                                                                 std::optional<std::string> after,
+                                                                 std::size_t limit);
+  // A move task's SourceArn: a registered queue of this region and account, or
+  // ResourceNotFoundException.
+  boost::asio::awaitable<std::string> move_source(const boost::json::object& in);
+
+  // Deleting dead letters through their dead-letter queue `dlq` (id, the receive's receipt):
+  // dismissed while dead there under that receipt, in one audited batch; others are left alone.
+  boost::asio::awaitable<void> dismiss_dead(const Call& call, const std::string& dlq,
+                                            std::vector<std::pair<MessageId, std::string>> receipts);
+  // PurgeQueue of a dead-letter queue: every dead letter stamped with it, dismissed in batches.
+  boost::asio::awaitable<void> purge_dead(const Call& call, const std::string& dlq);
 
   // The registry row of the queue a request names (QueueUrl, or the path); QueueDoesNotExist.
   boost::asio::awaitable<store::SqsQueueRow> queue_of(const Call& call,
                                                       const boost::json::object& in);
   std::string queue_url(std::string_view queue) const;
+  // A RedrivePolicy among `given` (normalised) must name a registered queue other than `source`
+  // whose RedriveAllowPolicy admits `source`: InvalidParameterValue otherwise.
+  boost::asio::awaitable<void> check_redrive(const std::string& source,
+                                             const std::map<std::string, std::string>& given);
   // A registry change decided by `decide`, which may throw SqsError; the row afterwards.
   boost::asio::awaitable<std::optional<store::SqsQueueRow>> change_queue(
       std::string name, store::DecideSqsQueue decide);
@@ -90,6 +115,7 @@ class Actions {
       std::string name, std::function<void(store::SqsQueueRow&)> edit);
 
   core::QueueService& service_;
+  core::DeadLetterDesk& desk_;
   store::Store& store_;
   const Config& config_;
   std::string base_url_;

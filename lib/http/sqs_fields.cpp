@@ -36,6 +36,7 @@ constexpr ErrorKind kErrors[] = {
     {"SignatureDoesNotMatch", 403, ""},
     {"ServiceUnavailable", 503, ""},
     {"InternalFailure", 500, ""},
+    {"ResourceNotFoundException", 404, ""},
 };
 
 }  // namespace

@@ -7,7 +7,9 @@
 
 #include <boost/json.hpp>
 
+#include "core/lease_tokens.hpp"
 #include "http/sqs_fields.hpp"
+#include "http/sqs_redrive.hpp"
 #include "model/sqs_digest.hpp"
 
 namespace dlq::http::sqs {
@@ -160,14 +162,26 @@ std::string attributes_digest(const std::vector<Attribute>& attrs) {
 
 // ---- receipt handles ---------------------------------------------------------------------------
 
-// Opaque to clients: base64 of "dlq1 <queue> <id> <lease_id>".
+// A dead letter a dead-letter queue's receive hid carries "d:" and the receive's receipt in place
+// of a lease (lease tokens never start so).
+constexpr std::string_view kDeadReceipt = "d:";
+
+// Opaque to clients: base64 of "dlq1 <queue> <id> <lease_id>", or of "dlq1 <dead-letter queue>
+// <id> d:<receipt>" for a dead letter received through its dead-letter queue.
 std::string receipt_handle(const Message& m) {
+  if (m.status == Status::dead && m.dead_letter_queue && m.sqs_receipt) {
+    return base64_encode("dlq1 " + *m.dead_letter_queue + " " + std::to_string(m.id) + " " +
+                         std::string(kDeadReceipt) + *m.sqs_receipt);
+  }
   return base64_encode("dlq1 " + m.queue + " " + std::to_string(m.id) + " " + m.lease_id.value_or(""));
 }
 
 struct Receipt {
   MessageId id = 0;
   std::string lease_id;
+  // A dead letter's: the receipt of the dead-letter queue's receive (lease_id without "d:").
+  bool dead() const { return lease_id.starts_with(kDeadReceipt); }
+  std::string receipt() const { return lease_id.substr(kDeadReceipt.size()); }
 };
 
 // The handle's message and lease, when it decodes and names `queue`; ReceiptHandleIsInvalid
@@ -332,8 +346,9 @@ bool wanted_attribute(const std::vector<std::string>& filters, const std::string
   return false;
 }
 
+// `source_arn`: a dead letter's source queue (DeadLetterQueueSourceArn), else empty.
 json::object received(const Message& m, const std::set<std::string>& system,
-                      const std::vector<std::string>& filters) {
+                      const std::vector<std::string>& filters, const std::string& source_arn) {
   json::object r{{"MessageId", std::to_string(m.id)},
                  {"ReceiptHandle", receipt_handle(m)},
                  {"MD5OfBody", dlq::sqs::md5_hex(m.payload)},
@@ -349,6 +364,9 @@ json::object received(const Message& m, const std::set<std::string>& system,
   if (all || system.contains("ApproximateFirstReceiveTimestamp")) {
     attributes["ApproximateFirstReceiveTimestamp"] =
         std::to_string(m.first_attempt_at.value_or(m.created_at));
+  }
+  if (!source_arn.empty() && (all || system.contains("DeadLetterQueueSourceArn"))) {
+    attributes["DeadLetterQueueSourceArn"] = source_arn;
   }
   if (!attributes.empty()) r["Attributes"] = std::move(attributes);
   std::vector<Attribute> returned;
@@ -382,8 +400,23 @@ Actions::Out Actions::receive_message(const Call& call, const json::object& in) 
   cmd.worker = call.who.name;
   auto system = system_attribute_names(in);
   auto filters = strings(in, "MessageAttributeNames");
-  auto outcome = co_await service_.claim(call.ctx, std::move(cmd));
   json::array messages;
+  // A dead-letter queue shows the dead letters stamped with it first, oldest death first.
+  if (service_.sqs_queues().names_as_target(row.name)) {
+    store::SqsDeadReceive dead;
+    dead.dlq = row.name;
+    dead.max = cmd.max;
+    dead.now = call.ctx.now;
+    TimeMs visibility = cmd.visibility_ms.value_or(service_.sqs_queues().visibility_ms(row.name).value_or(
+        seconds_to_ms(config_.policy_for(row.name).visibility_timeout)));
+    dead.hidden_until = call.ctx.now + visibility;
+    dead.receipt = core::new_lease_token();
+    for (const auto& m : co_await store_.sqs_dead_receive(std::move(dead))) {
+      messages.push_back(received(m, system, filters, queue_arn(config_, m.queue)));
+    }
+    if (!messages.empty()) co_return json::object{{"Messages", std::move(messages)}};
+  }
+  auto outcome = co_await service_.claim(call.ctx, std::move(cmd));
   for (auto& m : outcome.messages) {
     if (m.payload_withheld) {
       // Past the claim's payload budget: read again while its lease holds (none: it ended).
@@ -393,7 +426,7 @@ Actions::Out Actions::receive_message(const Call& call, const json::object& in) 
       m.payload = std::move(again->payload);
       m.sqs_attributes = std::move(again->sqs_attributes);
     }
-    messages.push_back(received(m, system, filters));
+    messages.push_back(received(m, system, filters, {}));
   }
   json::object out;
   if (!messages.empty()) out["Messages"] = std::move(messages);
@@ -404,6 +437,13 @@ Actions::Out Actions::delete_message(const Call& call, const json::object& in) {
   need(call.who, Role::worker);
   auto row = co_await queue_of(call, in);
   Receipt r = decode_receipt(required_text(in, "ReceiptHandle"), row.name);
+  if (r.dead()) {
+    need(call.who, Role::admin);  // deleting a dead letter dismisses it
+    std::vector<std::pair<MessageId, std::string>> one;  // GCC 12: no braced list in co_await
+    one.emplace_back(r.id, r.receipt());
+    co_await dismiss_dead(call, row.name, std::move(one));
+    co_return json::object{};
+  }
   // A lease no longer current, or a repeat: success, nothing changed (as SQS documents).
   co_await service_.succeed(call.ctx, row.name, r.id, r.lease_id);
   co_return json::object{};
@@ -414,6 +454,7 @@ Actions::Out Actions::delete_message_batch(const Call& call, const json::object&
   auto row = co_await queue_of(call, in);
   const auto& entries = batch_entries(in);
   std::vector<core::AckItem> items;
+  std::vector<std::pair<MessageId, std::string>> dead;
   std::vector<std::string> ids;
   json::array failed;
   for (const auto& e : entries) {
@@ -421,26 +462,43 @@ Actions::Out Actions::delete_message_batch(const Call& call, const json::object&
     std::string id(entry.at("Id").as_string());
     try {
       Receipt r = decode_receipt(required_text(entry, "ReceiptHandle"), row.name);
-      items.push_back({r.id, r.lease_id});
+      if (r.dead()) {
+        dead.emplace_back(r.id, r.receipt());
+      } else {
+        items.push_back({r.id, r.lease_id});
+      }
       ids.push_back(id);
     } catch (const SqsError& err) {
       failed.push_back(batch_failure(id, err));
     }
   }
+  // Deleting dead letters dismisses them: admin, or the whole request is refused.
+  if (!dead.empty()) need(call.who, Role::admin);
   json::array successful;
   if (!items.empty()) {
     // One transaction; a stale lease or a repeat is a success as for DeleteMessage.
     co_await service_.succeed_many(call.ctx, row.name, std::move(items));
-    for (const auto& id : ids) successful.push_back(json::object{{"Id", id}});
   }
+  if (!dead.empty()) co_await dismiss_dead(call, row.name, std::move(dead));
+  for (const auto& id : ids) successful.push_back(json::object{{"Id", id}});
   co_return json::object{{"Successful", std::move(successful)}, {"Failed", std::move(failed)}};
 }
 
 namespace {
 
-// n > 0: the lease now ends n seconds from now; 0: released, due at once, no failure.
-awaitable<void> change_visibility(core::QueueService& service, const core::RequestContext& ctx,
-                                  const std::string& queue, const Receipt& r, long long seconds) {
+// n > 0: the lease now ends n seconds from now; 0: released, due at once, no failure. A dead
+// letter's: its hiding from the dead-letter queue's receives ends then.
+awaitable<void> change_visibility(core::QueueService& service, store::Store& store,
+                                  const core::RequestContext& ctx, const std::string& queue,
+                                  const Receipt& r, long long seconds) {
+  if (r.dead()) {
+    store::SqsDeadHide hide{queue, r.id, r.receipt(), ctx.now + seconds * 1000};
+    if (!co_await store.sqs_dead_hide(std::move(hide))) {
+      fail("ReceiptHandleIsInvalid", "The receipt handle has expired: the dead letter was "
+                                     "received again, replayed or dismissed since.");
+    }
+    co_return;
+  }
   // Two statements, not one conditional: GCC 12 mishandles co_await in both arms of ?:.
   std::optional<Result<Message>> result;
   if (seconds > 0) {
@@ -468,7 +526,7 @@ Actions::Out Actions::change_message_visibility(const Call& call, const json::ob
   auto row = co_await queue_of(call, in);
   Receipt r = decode_receipt(required_text(in, "ReceiptHandle"), row.name);
   long long seconds = visibility_of(in);
-  co_await change_visibility(service_, call.ctx, row.name, r, seconds);
+  co_await change_visibility(service_, store_, call.ctx, row.name, r, seconds);
   co_return json::object{};
 }
 
@@ -483,7 +541,7 @@ Actions::Out Actions::change_message_visibility_batch(const Call& call, const js
     try {
       Receipt r = decode_receipt(required_text(entry, "ReceiptHandle"), row.name);
       long long seconds = visibility_of(entry);
-      co_await change_visibility(service_, call.ctx, row.name, r, seconds);
+      co_await change_visibility(service_, store_, call.ctx, row.name, r, seconds);
       successful.push_back(json::object{{"Id", id}});
     } catch (const SqsError& err) {
       failed.push_back(batch_failure(id, err));

@@ -8,6 +8,7 @@
 
 #include "core/retention.hpp"
 #include "http/sqs_fields.hpp"
+#include "http/sqs_redrive.hpp"
 #include "model/logging.hpp"
 
 namespace dlq::http::sqs {
@@ -31,24 +32,29 @@ constexpr Settable kSettable[] = {{"VisibilityTimeout", 0, 43200},
 constexpr std::string_view kReadOnly[] = {
     "QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
     "ApproximateNumberOfMessagesDelayed", "CreatedTimestamp", "LastModifiedTimestamp"};
-constexpr std::string_view kNotYet[] = {"RedrivePolicy", "RedriveAllowPolicy"};
+// JSON documents, checked and stored normalised (sqs_redrive.cpp); "" removes one.
+constexpr std::string_view kPolicies[] = {"RedrivePolicy", "RedriveAllowPolicy"};
 constexpr std::string_view kUnsupported[] = {
     "FifoQueue",          "Policy",           "KmsMasterKeyId", "KmsDataKeyReusePeriodSeconds",
     "SqsManagedSseEnabled", "ContentBasedDeduplication", "DeduplicationScope",
     "FifoThroughputLimit"};
 
-// The attributes a CreateQueue or SetQueueAttributes gives, validated.
-std::map<std::string, std::string> settable_attributes(const std::map<std::string, std::string>& given,
+// The attributes a CreateQueue or SetQueueAttributes gives, validated; the policies normalised.
+std::map<std::string, std::string> settable_attributes(std::map<std::string, std::string> given,
                                                        const Config& config) {
-  for (const auto& entry : given) {
+  for (auto& entry : given) {
     // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
     const std::string& name = entry.first;
     const std::string& value = entry.second;
     if (listed(kUnsupported, name)) fail("UnsupportedOperation", name + " is not supported by dlq");
     if (listed(kReadOnly, name)) fail("InvalidAttributeName", name + " is read-only.");
-    if (listed(kNotYet, name)) {
-      fail("InvalidAttributeValue", name + " is not supported yet (dead-letter queues come with "
-                                           "the query protocol)");
+    if (name == "RedrivePolicy") {
+      entry.second = redrive_policy_text(value, config);
+      continue;
+    }
+    if (name == "RedriveAllowPolicy") {
+      entry.second = redrive_allow_policy_text(value);
+      continue;
     }
     auto it = std::find_if(std::begin(kSettable), std::end(kSettable),
                            [&](const Settable& s) { return s.name == name; });
@@ -66,8 +72,9 @@ std::map<std::string, std::string> settable_attributes(const std::map<std::strin
 
 }  // namespace
 
-Actions::Actions(core::QueueService& service, store::Store& store, const Config& config)
-    : service_(service), store_(store), config_(config) {}
+Actions::Actions(core::QueueService& service, core::DeadLetterDesk& desk, store::Store& store,
+                 const Config& config)
+    : service_(service), desk_(desk), store_(store), config_(config) {}
 
 namespace {
 constexpr std::string_view kServed[] = {
@@ -76,10 +83,9 @@ constexpr std::string_view kServed[] = {
     "TagQueue",             "UntagQueue",           "ListQueueTags",
     "ListDeadLetterSourceQueues", "PurgeQueue",     "SendMessage",
     "SendMessageBatch",     "ReceiveMessage",       "DeleteMessage",
-    "DeleteMessageBatch",   "ChangeMessageVisibility", "ChangeMessageVisibilityBatch"};
-constexpr std::string_view kNotServed[] = {"AddPermission", "RemovePermission",
-                                           "StartMessageMoveTask", "CancelMessageMoveTask",
-                                           "ListMessageMoveTasks"};
+    "DeleteMessageBatch",   "ChangeMessageVisibility", "ChangeMessageVisibilityBatch",
+    "StartMessageMoveTask", "CancelMessageMoveTask", "ListMessageMoveTasks"};
+constexpr std::string_view kNotServed[] = {"AddPermission", "RemovePermission"};
 }  // namespace
 
 bool Actions::known(std::string_view action) {
@@ -179,6 +185,9 @@ awaitable<json::object> Actions::run(std::string_view action, const Call& call,
       {"DeleteMessageBatch", &Actions::delete_message_batch},
       {"ChangeMessageVisibility", &Actions::change_message_visibility},
       {"ChangeMessageVisibilityBatch", &Actions::change_message_visibility_batch},
+      {"StartMessageMoveTask", &Actions::start_message_move_task},
+      {"CancelMessageMoveTask", &Actions::cancel_message_move_task},
+      {"ListMessageMoveTasks", &Actions::list_message_move_tasks},
   };
   auto it = kTable.find(action);
   if (it == kTable.end()) fail("UnsupportedOperation", std::string(action) + " is not supported by dlq");
@@ -195,6 +204,8 @@ Actions::Out Actions::create_queue(const Call& call, const json::object& in) {
             "length (dlq's queue names; .fifo queues are not supported)");
   }
   auto given = settable_attributes(string_map(in, "Attributes"), config_);
+  co_await check_redrive(name, given);
+  std::erase_if(given, [](const auto& kv) { return kv.second.empty(); });  // a policy of ""
   auto tags = string_map(in, "tags");
   const bool admin = call.who.may(Role::admin);
   const TimeMs now = call.ctx.now;
@@ -208,11 +219,13 @@ Actions::Out Actions::create_queue(const Call& call, const json::object& in) {
       for (const auto& [k, v] : given) {
         std::string effective;
         if (auto s = stored.find(k); s != stored.end()) effective = s->second;
+        else if (listed(kPolicies, k)) effective = "";
         else if (k == "VisibilityTimeout") effective = std::to_string(static_cast<long long>(config.policy_for(name).visibility_timeout));
         else if (k == "MessageRetentionPeriod") effective = "345600";
         else if (k == "MaximumMessageSize") effective = std::to_string(config.limits.max_payload_bytes);
         else effective = "0";
-        if (parse_int(effective) != parse_int(v)) {
+        bool same = listed(kPolicies, k) ? effective == v : parse_int(effective) == parse_int(v);
+        if (!same) {
           fail("QueueNameExists", "A queue already exists with the same name and a different value for attribute " + k);
         }
       }
@@ -282,7 +295,8 @@ Actions::Out Actions::delete_queue(const Call& call, const json::object& in) {
   long long dead = co_await store_.dead_count(row.name);
   if (dead > 0) {
     invalid("queue " + row.name + " holds " + std::to_string(dead) +
-            " dead letters: replay or dismiss on the desk first");
+            " dead letters (its own, or those its sources' RedrivePolicy sent it): replay or "
+            "dismiss on the desk first");
   }
   co_await store_.sqs_queue_delete(row.name);
   service_.sqs_queues().erase(row.name);
@@ -302,13 +316,12 @@ Actions::Out Actions::get_queue_attributes(const Call& call, const json::object&
       "VisibilityTimeout", "DelaySeconds", "ReceiveMessageWaitTimeSeconds",
       "MessageRetentionPeriod", "MaximumMessageSize", "QueueArn", "ApproximateNumberOfMessages",
       "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed",
-      "CreatedTimestamp", "LastModifiedTimestamp"};
+      "CreatedTimestamp", "LastModifiedTimestamp", "RedrivePolicy", "RedriveAllowPolicy"};
   std::vector<std::string_view> names;
   bool all = std::find(wanted.begin(), wanted.end(), "All") != wanted.end();
   for (const auto& w : wanted) {
     if (w == "All") continue;
-    if (std::find(kAll.begin(), kAll.end(), w) == kAll.end() && !listed(kNotYet, w) &&
-        !listed(kUnsupported, w)) {
+    if (std::find(kAll.begin(), kAll.end(), w) == kAll.end() && !listed(kUnsupported, w)) {
       fail("InvalidAttributeName", "Unknown Attribute " + w + ".");
     }
   }
@@ -322,6 +335,8 @@ Actions::Out Actions::get_queue_attributes(const Call& call, const json::object&
     std::string key(n);
     if (auto s = stored.find(key); s != stored.end()) {
       attributes[key] = s->second;
+    } else if (listed(kPolicies, n)) {
+      continue;  // only when set, as SQS answers
     } else if (n == "VisibilityTimeout") {
       attributes[key] = std::to_string(static_cast<long long>(config_.policy_for(row.name).visibility_timeout));
     } else if (n == "DelaySeconds" || n == "ReceiveMessageWaitTimeSeconds") {
@@ -331,7 +346,7 @@ Actions::Out Actions::get_queue_attributes(const Call& call, const json::object&
     } else if (n == "MaximumMessageSize") {
       attributes[key] = std::to_string(config_.limits.max_payload_bytes);
     } else if (n == "QueueArn") {
-      attributes[key] = "arn:aws:sqs:" + config_.sqs.region + ":" + config_.sqs.account_id + ":" + row.name;
+      attributes[key] = queue_arn(config_, row.name);
     } else if (n == "CreatedTimestamp") {
       attributes[key] = std::to_string(row.created_at / 1000);
     } else if (n == "LastModifiedTimestamp") {
@@ -340,6 +355,10 @@ Actions::Out Actions::get_queue_attributes(const Call& call, const json::object&
       if (!stats) {
         auto got = co_await service_.stats(call.ctx, row.name);
         stats = got.empty() ? store::QueueStats{} : got.front();
+        // A dead-letter queue also counts the dead letters stamped with it.
+        auto dead = co_await store_.sqs_dead_counts(row.name, call.ctx.now);
+        stats->ready += dead.visible;
+        stats->processing += dead.hidden;
       }
       long long v = n == "ApproximateNumberOfMessages" ? stats->ready
                     : n == "ApproximateNumberOfMessagesNotVisible" ? stats->processing
@@ -356,10 +375,17 @@ Actions::Out Actions::set_queue_attributes(const Call& call, const json::object&
   need(call.who, Role::admin);
   auto row = co_await queue_of(call, in);
   auto given = settable_attributes(string_map(in, "Attributes"), config_);
+  co_await check_redrive(row.name, given);
   const TimeMs now = call.ctx.now;
   auto changed = co_await change_existing(row.name, [&](store::SqsQueueRow& next) {
     auto stored = stored_map(next.attributes);
-    for (const auto& [k, v] : given) stored[k] = v;
+    for (const auto& [k, v] : given) {
+      if (v.empty() && listed(kPolicies, k)) {
+        stored.erase(k);
+      } else {
+        stored[k] = v;
+      }
+    }
     next.attributes = map_text(stored);
     next.updated_at = now;
     if (given.contains("MessageRetentionPeriod")) next.retention_set_at = now;
@@ -410,18 +436,13 @@ Actions::Out Actions::list_queue_tags(const Call& call, const json::object& in) 
   co_return out;
 }
 
-Actions::Out Actions::list_dead_letter_source_queues(const Call& call, const json::object& in) {
-  need(call.who, Role::reader);
-  co_await queue_of(call, in);
-  co_return json::object{{"queueUrls", json::array{}}};  // no redrive policies yet
-}
-
 Actions::Out Actions::purge_queue(const Call& call, const json::object& in) {
   need(call.who, Role::admin);
   auto row = co_await queue_of(call, in);
   std::vector<Status> statuses = {Status::pending, Status::processing};
   co_await core::sqs_purge(store_, service_, call.ctx, row.name, std::move(statuses),
                            call.ctx.now + 1, "PurgeQueue");
+  co_await purge_dead(call, row.name);  // a dead-letter queue's dead letters are dismissed
   co_return json::object{};
 }
 

@@ -371,7 +371,15 @@ std::string computed_fingerprint(const std::optional<std::string>& job_type,
 }
 
 std::string lease_expiry_fingerprint(const std::optional<std::string>& job_type) {
-  return hash_fields({or_empty(job_type), kLeaseExpiredTitle});
+  return titled_fingerprint(job_type, kLeaseExpiredTitle);
+}
+
+std::string titled_fingerprint(const std::optional<std::string>& job_type, std::string_view title) {
+  return hash_fields({or_empty(job_type), title});
+}
+
+std::string receive_count_title(int receive_count) {
+  return "received " + std::to_string(receive_count) + " times without being deleted";
 }
 
 std::string worker_fingerprint(const std::optional<std::string>& job_type, std::string_view value) {

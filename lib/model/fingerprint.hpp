@@ -33,6 +33,11 @@ std::string computed_fingerprint(const std::optional<std::string>& job_type,
                                  std::string_view frame);
 // A lease expiry: job type and "lease expired" alone.
 std::string lease_expiry_fingerprint(const std::optional<std::string>& job_type);
+// A death dlqd names itself with a fixed title (a lease expiry, an SQS RedrivePolicy's
+// maxReceiveCount): job type and that title alone.
+std::string titled_fingerprint(const std::optional<std::string>& job_type, std::string_view title);
+// The title and last_error of a death at an SQS RedrivePolicy's maxReceiveCount (issue 39).
+std::string receive_count_title(int receive_count);
 // A worker's own value on `fail`: hashed with "worker" and the job type, so it never joins
 // another job type's incident or a computed one.
 std::string worker_fingerprint(const std::optional<std::string>& job_type, std::string_view value);

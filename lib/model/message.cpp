@@ -30,11 +30,12 @@ constexpr std::array<std::pair<ErrorClass, std::string_view>, 8> kErrorClasses{{
     {ErrorClass::uncertain_effect, "uncertain_effect"},
 }};
 
-constexpr std::array<std::pair<DeadReason, std::string_view>, 4> kDeadReasons{{
+constexpr std::array<std::pair<DeadReason, std::string_view>, 5> kDeadReasons{{
     {DeadReason::retries_exhausted, "retries_exhausted"},
     {DeadReason::non_retryable, "non_retryable"},
     {DeadReason::retry_window_exceeded, "retry_window_exceeded"},
     {DeadReason::lease_expired, "lease_expired"},
+    {DeadReason::max_receive_count, "max_receive_count"},
 }};
 
 constexpr std::array<std::pair<AttemptOutcome, std::string_view>, 7> kOutcomes{{

@@ -53,7 +53,14 @@ struct Effect {
   std::optional<std::string> resolved_by;  // the operator who set it done on a replay
 };
 
-enum class DeadReason { retries_exhausted, non_retryable, retry_window_exceeded, lease_expired };
+// max_receive_count: an SQS queue's RedrivePolicy ended it (issue 39).
+enum class DeadReason {
+  retries_exhausted,
+  non_retryable,
+  retry_window_exceeded,
+  lease_expired,
+  max_receive_count
+};
 std::string_view to_string(DeadReason r);
 std::optional<DeadReason> parse_dead_reason(std::string_view s);
 
@@ -100,6 +107,11 @@ struct Message {
   // rest). Set at each replay.
   std::optional<std::string> sqs_attributes;
   int life_attempts = 0;
+  // Issue 39: the RedrivePolicy target its queue named when it died (replay clears it), and a DLQ
+  // receive's hiding of the dead letter: until when, and under which receipt.
+  std::optional<std::string> dead_letter_queue;
+  std::optional<TimeMs> sqs_hidden_until;
+  std::optional<std::string> sqs_receipt;
   // Set only on a message handed to a claim as a trial run (issue 36): its lease is the trial's.
   std::optional<long long> trial_id;
   // A claim left the payload in the database (past ClaimParams::payload_budget): whoever answers

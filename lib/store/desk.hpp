@@ -27,6 +27,8 @@ struct DeadFilter {
   std::optional<TimeMs> until;
   std::vector<MessageId> ids;  // batch actions: only these ids (empty: no restriction)
   std::optional<std::string> fingerprint;  // one incident's (16 lowercase hex digits)
+  // Those stamped with one SQS dead-letter queue (issue 39).
+  std::optional<std::string> dead_letter_queue;
 };
 
 // GET /dlq: dead messages in id order after `after_id`.
@@ -132,6 +134,25 @@ struct Confirmed {
   std::optional<ReplayRun> run;  // as created
 };
 
+// A run started without a preview (an SQS StartMessageMoveTask, issue 39). In one transaction,
+// one at a time across nodes: the dead messages `filter` matches now, their job types, and
+// whether a scheduled, running or paused run has this very filter; `decide` says what to write
+// (a run over ids_now and its audit entry) or refuses.
+struct RunStartFacts {
+  std::vector<MessageId> ids_now;
+  std::vector<std::string> job_types;  // distinct, of those with one
+  std::vector<std::string> queues;     // distinct
+  bool active = false;
+};
+struct RunStartParams {
+  DeadFilter filter;
+  std::string canonical_filter;  // as runs store it
+  bool dead_at_order = false;
+  std::function<Result<ConfirmPlan>(const RunStartFacts&)> decide;
+  // The audit entry's details also name the run by this (an SQS TaskHandle), when set.
+  std::function<std::string(long long run_id)> handle;
+};
+
 // One paced step of a run, in one transaction: its items from `next_seq` on, each replayed by
 // `decide` (or skipped and counted), until `max_replays` were replayed or `max_items` looked at;
 // the run's progress commits with them. `expected_next_seq` fences a second leader: a run that
@@ -157,6 +178,7 @@ struct RunListParams {
   std::optional<long long> before_id;
   bool active_only = false;
   std::optional<long long> message_id;  // only the runs whose id set holds this message
+  std::optional<std::string> filter;    // only the runs of this canonical filter (move tasks)
 };
 
 // Pause, resume or cancel: `decide` (the core) turns the run as stored into the run as it must

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <boost/json.hpp>
@@ -33,7 +34,7 @@ struct DeadWhere {
 
   const DeadFilter& f;
   std::optional<MessageId> after;
-  std::string queue, job_type, error_class, dead_reason, ids, fingerprint;
+  std::string queue, job_type, error_class, dead_reason, ids, fingerprint, dead_letter_queue;
   long long since = 0, until = 0, after_id = 0;
 
   std::string sql(const Dialect& d) const {
@@ -43,6 +44,7 @@ struct DeadWhere {
     if (f.error_class) w += " AND error_class = :error_class";
     if (f.dead_reason) w += " AND dead_reason = :dead_reason";
     if (f.fingerprint) w += " AND fingerprint = :fingerprint";
+    if (f.dead_letter_queue) w += " AND dead_letter_queue = :dead_letter_queue";
     if (f.since) w += " AND dead_at >= :since";
     if (f.until) w += " AND dead_at <= :until";
     if (!f.ids.empty()) w += " AND id IN (" + d.json_ids("ids") + ")";
@@ -59,6 +61,9 @@ struct DeadWhere {
       st.exchange(use(dead_reason = std::string(to_string(*f.dead_reason)), "dead_reason"));
     }
     if (f.fingerprint) st.exchange(use(fingerprint = *f.fingerprint, "fingerprint"));
+    if (f.dead_letter_queue) {
+      st.exchange(use(dead_letter_queue = *f.dead_letter_queue, "dead_letter_queue"));
+    }
     if (f.since) st.exchange(use(since = *f.since, "since"));
     if (f.until) st.exchange(use(until = *f.until, "until"));
     if (!f.ids.empty()) {
@@ -233,22 +238,53 @@ Result<Confirmed> DeskSql::confirm(const ConfirmParams& p) {
 
   std::string token = p.token_sha256;
   c_.session() << "DELETE FROM batch_previews WHERE token_sha256 = :token", use(token, "token");
-  Confirmed out{facts.ids_now, std::nullopt};
-  if (plan->run) {
-    ReplayRun run = *plan->run;
-    run.matched = static_cast<long long>(facts.ids_now.size());
-    run.id = runs_.create(run, facts.ids_now);
-    if (plan->audit) {
+  return commit(std::move(*plan), std::move(facts.ids_now));
+}
+
+Confirmed DeskSql::commit(ConfirmPlan plan, std::vector<MessageId> ids,
+                          const std::function<std::string(long long)>& handle) {
+  Confirmed out{std::move(ids), std::nullopt};
+  if (plan.run) {
+    ReplayRun run = *plan.run;
+    run.matched = static_cast<long long>(out.ids.size());
+    run.id = runs_.create(run, out.ids);
+    if (plan.audit) {
       // The entry names the run it created.
-      json::value details = plan->audit->details ? json::parse(*plan->audit->details)
-                                                 : json::value(json::object{});
-      if (details.is_object()) details.as_object()["replay_id"] = run.id;
-      plan->audit->details = json::serialize(details);
+      json::value details = plan.audit->details ? json::parse(*plan.audit->details)
+                                                : json::value(json::object{});
+      if (details.is_object()) {
+        details.as_object()["replay_id"] = run.id;
+        if (handle) details.as_object()["task_handle"] = handle(run.id);
+      }
+      plan.audit->details = json::serialize(details);
     }
     out.run = run;
   }
-  if (plan->audit) audit_.append(*plan->audit);
+  if (plan.audit) audit_.append(*plan.audit);
   return out;
+}
+
+Result<Confirmed> DeskSql::start_run(const RunStartParams& p) {
+  // PostgreSQL: starts wait for each other, so that two nodes never both see no active run.
+  if (!c_.is_sqlite()) c_.execute("SELECT pg_advisory_xact_lock(7274012)");
+  RunStartFacts facts;
+  std::set<std::string> types, queues;
+  for (const auto& d : dead_ids(p.filter, p.dead_at_order)) {
+    facts.ids_now.push_back(d.id);
+    if (d.job_type) types.insert(*d.job_type);
+    queues.insert(d.queue);
+  }
+  facts.job_types.assign(types.begin(), types.end());
+  facts.queues.assign(queues.begin(), queues.end());
+  std::string filter = p.canonical_filter;
+  long long active = 0;
+  c_.session() << "SELECT COUNT(*) FROM replay_runs WHERE filter = :filter AND status IN "
+                  "('scheduled', 'running', 'paused')",
+      into(active), use(filter, "filter");
+  facts.active = active > 0;
+  auto plan = p.decide(facts);
+  if (!plan) return plan.error();
+  return commit(std::move(*plan), std::move(facts.ids_now), p.handle);
 }
 
 // ---- batch dismissal -------------------------------------------------------------------------

@@ -29,6 +29,7 @@ class DeskSql {
   DeadMatch dead_match(const DeadMatchParams& p);
   void preview_save(const BatchPreview& p);
   Result<Confirmed> confirm(const ConfirmParams& p);
+  Result<Confirmed> start_run(const RunStartParams& p);
   DismissBatch dismiss_batch(const DismissBatchParams& p);
 
  private:
@@ -40,6 +41,9 @@ class DeskSql {
   };
   // The dead messages a filter matches, with what a preview counts, in the action's order.
   std::vector<DeadId> dead_ids(const DeadFilter& f, bool dead_at_order);
+  // Writes a confirmed plan: the run over `ids` (its audit entry then names it) and the entry.
+  Confirmed commit(ConfirmPlan plan, std::vector<MessageId> ids,
+                   const std::function<std::string(long long)>& handle = {});
   // The stored preview of this token and kind, locked (PostgreSQL) against a second confirmation.
   std::optional<BatchPreview> preview_for_update(const std::string& token_sha256,
                                                  const std::string& kind);

@@ -223,8 +223,10 @@ void IncidentSql::note_change(const Message& before, const Message& after) {
     IncidentDeath d;
     d.fingerprint = *after.fingerprint;
     d.title = after.title.value_or("");
-    // A lease expiry's incident has no error class (the message keeps its earlier failure's).
-    if (after.error_class && after.dead_reason != DeadReason::lease_expired) {
+    // A lease expiry's or a receive count's incident has no error class (the message keeps its
+    // earlier failure's).
+    if (after.error_class && after.dead_reason != DeadReason::lease_expired &&
+        after.dead_reason != DeadReason::max_receive_count) {
       d.error_class = std::string(to_string(*after.error_class));
     }
     d.job_type = after.job_type;

@@ -12,7 +12,8 @@ const char* const kMessageColumns =
     "updated_at, priority, job_type, idempotency_key, error_class, dead_reason, checkpoint, "
     "lease_expiries, attempts, first_attempt_at, last_attempt_at, dead_at, replay_count, "
     "lease_expires_at, lease_id, worker, life_started_at, status_at, fingerprint, title, "
-    "worker_version, effect_count, sqs_attributes, life_attempts";
+    "worker_version, effect_count, sqs_attributes, life_attempts, dead_letter_queue, "
+    "sqs_hidden_until, sqs_receipt";
 
 const char* const MessageUpdateRow::kSql =
     "UPDATE messages SET payload = :payload, status = :status, retry_count = :retry_count, "
@@ -24,7 +25,8 @@ const char* const MessageUpdateRow::kSql =
     "lease_expires_at = :lease_expires_at, lease_id = :lease_id, worker = :worker, "
     "life_started_at = :life_started_at, status_at = :status_at, fingerprint = :fingerprint, "
     "title = :title, worker_version = :worker_version, effect_count = :effect_count, "
-    "life_attempts = :life_attempts WHERE id = :id";
+    "life_attempts = :life_attempts, dead_letter_queue = :dead_letter_queue, "
+    "sqs_hidden_until = :sqs_hidden_until, sqs_receipt = :sqs_receipt WHERE id = :id";
 
 const char* const AttemptRow::kInsertSql =
     "INSERT INTO attempts (message_id, attempt, outcome, claimed_at, finished_at, worker, error, "
@@ -83,6 +85,9 @@ void MessageRow::exchange_into(soci::statement& st) {
   st.exchange(into(effect_count));
   st.exchange(into(sqs_attributes));
   st.exchange(into(life_attempts));
+  st.exchange(into(dead_letter_queue));
+  st.exchange(into(sqs_hidden_until));
+  st.exchange(into(sqs_receipt));
 }
 
 Message MessageRow::to_message() const {
@@ -122,6 +127,9 @@ Message MessageRow::to_message() const {
   m.effect_count = static_cast<int>(effect_count);
   m.sqs_attributes = sqs_attributes;
   m.life_attempts = static_cast<int>(life_attempts);
+  m.dead_letter_queue = dead_letter_queue;
+  m.sqs_hidden_until = sqs_hidden_until;
+  m.sqs_receipt = sqs_receipt;
   return m;
 }
 
@@ -160,6 +168,9 @@ void MessageUpdateRow::exchange_use(soci::statement& st) {
   st.exchange(use(worker_version, "worker_version"));
   st.exchange(use(effect_count, "effect_count"));
   st.exchange(use(life_attempts, "life_attempts"));
+  st.exchange(use(dead_letter_queue, "dead_letter_queue"));
+  st.exchange(use(sqs_hidden_until, "sqs_hidden_until"));
+  st.exchange(use(sqs_receipt, "sqs_receipt"));
   st.exchange(use(id, "id"));
 }
 
@@ -191,6 +202,9 @@ void MessageUpdateRow::assign(const Message& m) {
   worker_version = m.worker_version;
   effect_count = m.effect_count;
   life_attempts = m.life_attempts;
+  dead_letter_queue = m.dead_letter_queue;
+  sqs_hidden_until = m.sqs_hidden_until;
+  sqs_receipt = m.sqs_receipt;
   id = m.id;
 }
 

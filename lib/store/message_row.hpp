@@ -51,6 +51,9 @@ struct MessageRow {
   long long effect_count = 0;
   std::optional<std::string> sqs_attributes;
   long long life_attempts = 0;
+  std::optional<std::string> dead_letter_queue;
+  std::optional<long long> sqs_hidden_until;
+  std::optional<std::string> sqs_receipt;
 
   // Registers every column as an `into` target of `st`, in kMessageColumns order.
   void exchange_into(soci::statement& st);
@@ -94,6 +97,9 @@ struct MessageUpdateRow {
   std::optional<std::string> worker_version;
   long long effect_count = 0;
   long long life_attempts = 0;
+  std::optional<std::string> dead_letter_queue;
+  std::optional<long long> sqs_hidden_until;
+  std::optional<std::string> sqs_receipt;
   long long id = 0;
 
   void exchange_use(soci::statement& st);

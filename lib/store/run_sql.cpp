@@ -199,14 +199,16 @@ std::vector<ReplayRun> RunSql::list(const RunListParams& p) {
            (p.message_id ? " AND id IN (SELECT run_id FROM replay_run_items"
                            " WHERE message_id = :message)"
                          : "") +
-           " ORDER BY id DESC LIMIT :limit";
+           (p.filter ? " AND filter = :filter" : "") + " ORDER BY id DESC LIMIT :limit";
   }
   RunRow row;
   long long before = p.before_id.value_or(0), limit = p.limit, message = p.message_id.value_or(0);
+  std::string filter = p.filter.value_or("");
   auto st = prepare_call(c_, sql, [&](soci::statement& s) {
     row.exchange_into(s);
     if (p.before_id && !p.active_only) s.exchange(use(before, "before"));
     if (p.message_id && !p.active_only) s.exchange(use(message, "message"));
+    if (p.filter && !p.active_only) s.exchange(use(filter, "filter"));
     s.exchange(use(limit, "limit"));
   });
   std::vector<ReplayRun> out;

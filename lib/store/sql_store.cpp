@@ -449,6 +449,10 @@ awaitable<bool> SqlStore::batch_preview_save(BatchPreview p) {
   });
 }
 
+awaitable<Result<Confirmed>> SqlStore::run_start(RunStartParams p) {
+  return write<Result<Confirmed>>([p = std::move(p)](EntitySql& sql) { return sql.desk.start_run(p); });
+}
+
 awaitable<Result<Confirmed>> SqlStore::batch_confirm(ConfirmParams p) {
   return write<Result<Confirmed>>([p = std::move(p)](EntitySql& sql) { return sql.desk.confirm(p); });
 }
@@ -493,6 +497,21 @@ awaitable<std::vector<SqsQueueRow>> SqlStore::sqs_queues_page(SqsQueuePage p) {
 
 awaitable<bool> SqlStore::sqs_queue_delete(std::string name) {
   return write<bool>([name = std::move(name)](EntitySql& sql) { return sql.sqs_queues.remove(name); });
+}
+
+awaitable<std::vector<Message>> SqlStore::sqs_dead_receive(SqsDeadReceive p) {
+  return write<std::vector<Message>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.sqs_queues.dead_receive(p); });
+}
+
+awaitable<bool> SqlStore::sqs_dead_hide(SqsDeadHide p) {
+  return write<bool>([p = std::move(p)](EntitySql& sql) { return sql.sqs_queues.dead_hide(p); });
+}
+
+awaitable<SqsDeadCounts> SqlStore::sqs_dead_counts(std::string dlq, TimeMs now) {
+  return read<SqsDeadCounts>([dlq = std::move(dlq), now](EntitySql& sql) {
+    return sql.sqs_queues.dead_counts(dlq, now);
+  });
 }
 
 awaitable<long long> SqlStore::dead_count(std::string queue) {

@@ -81,6 +81,7 @@ class SqlStore final : public Store {
   awaitable<DeadMatch> dead_match(DeadMatchParams p) override;
   awaitable<bool> batch_preview_save(BatchPreview p) override;
   awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) override;
+  awaitable<Result<Confirmed>> run_start(RunStartParams p) override;
   awaitable<DismissBatch> messages_dismiss_batch(DismissBatchParams p) override;
   awaitable<std::optional<ReplayRun>> replay_run_find(long long id) override;
   awaitable<std::vector<ReplayRun>> replay_runs_list(RunListParams p) override;
@@ -100,6 +101,9 @@ class SqlStore final : public Store {
   awaitable<std::optional<SqsQueueRow>> sqs_queue_find(std::string name) override;
   awaitable<std::vector<SqsQueueRow>> sqs_queues_page(SqsQueuePage p) override;
   awaitable<bool> sqs_queue_delete(std::string name) override;
+  awaitable<std::vector<Message>> sqs_dead_receive(SqsDeadReceive p) override;
+  awaitable<bool> sqs_dead_hide(SqsDeadHide p) override;
+  awaitable<SqsDeadCounts> sqs_dead_counts(std::string dlq, TimeMs now) override;
   awaitable<long long> dead_count(std::string queue) override;
   void campaign(LeadershipCallback callback) override;
   awaitable<LeadershipRecord> leadership_renew(LeadershipRenewParams p) override;

@@ -2,6 +2,8 @@
 #include "store/sqs_queue_sql.hpp"
 
 #include "store/connection.hpp"
+#include "store/dialect.hpp"
+#include "store/message_row.hpp"
 #include "store/prepared.hpp"
 #include "store/soci_optional.hpp"
 
@@ -123,11 +125,88 @@ bool SqsQueueSql::remove(const std::string& name) {
 }
 
 long long SqsQueueSql::dead_count(const std::string& queue) {
-  std::string key = queue;
+  std::string key = queue, target = queue;
   long long n = 0;
-  c_.session() << "SELECT COUNT(*) FROM messages WHERE queue = :queue AND status = 'dead'",
-      soci::into(n), soci::use(key, "queue");
+  c_.session() << "SELECT COUNT(*) FROM messages WHERE status = 'dead' AND (queue = :queue OR "
+                  "dead_letter_queue = :target)",
+      soci::into(n), soci::use(key, "queue"), soci::use(target, "target");
   return n;
+}
+
+// ---- the dead-letter queue's view (issue 39) -------------------------------------------------
+
+namespace {
+// Dead letters of one dead-letter queue that no receive hides at :now.
+constexpr const char* kShown =
+    " FROM messages WHERE dead_letter_queue = :dlq AND status = 'dead' AND "
+    "(sqs_hidden_until IS NULL OR sqs_hidden_until <= :now)";
+}  // namespace
+
+std::vector<Message> SqsQueueSql::dead_receive(const SqsDeadReceive& p) {
+  std::string dlq = p.dlq;
+  long long now = p.now, limit = p.max;
+  MessageRow row;
+  // PostgreSQL: rows another node's receive holds are skipped, not waited for.
+  auto st = prepare_call(c_,
+                         "SELECT " + std::string(kMessageColumns) + kShown +
+                             " ORDER BY dead_at, id LIMIT :limit" +
+                             c_.dialect().for_update_skip_locked,
+                         [&](soci::statement& s) {
+                           row.exchange_into(s);
+                           s.exchange(soci::use(dlq, "dlq"));
+                           s.exchange(soci::use(now, "now"));
+                           s.exchange(soci::use(limit, "limit"));
+                         });
+  auto found = fetch_messages(c_, st, row);
+  MessageId id = 0;
+  long long until = p.hidden_until;
+  std::string receipt = p.receipt;
+  soci::statement hide = prepare_call(
+      c_, "UPDATE messages SET sqs_hidden_until = :until, sqs_receipt = :receipt WHERE id = :id",
+      [&](soci::statement& s) {
+        s.exchange(soci::use(until, "until"));
+        s.exchange(soci::use(receipt, "receipt"));
+        s.exchange(soci::use(id, "id"));
+      });
+  for (auto& m : found) {
+    id = m.id;
+    hide.execute(true);
+    m.sqs_hidden_until = until;
+    m.sqs_receipt = receipt;
+  }
+  c_.finish(hide);
+  return found;
+}
+
+bool SqsQueueSql::dead_hide(const SqsDeadHide& p) {
+  std::string dlq = p.dlq, receipt = p.receipt;
+  long long id = p.id, until = p.hidden_until;
+  soci::statement st = prepare_call(
+      c_,
+      "UPDATE messages SET sqs_hidden_until = :until WHERE id = :id AND status = 'dead' AND "
+      "dead_letter_queue = :dlq AND sqs_receipt = :receipt",
+      [&](soci::statement& s) {
+        s.exchange(soci::use(until, "until"));
+        s.exchange(soci::use(id, "id"));
+        s.exchange(soci::use(dlq, "dlq"));
+        s.exchange(soci::use(receipt, "receipt"));
+      });
+  st.execute(true);
+  bool changed = st.get_affected_rows() > 0;
+  c_.finish(st);
+  return changed;
+}
+
+SqsDeadCounts SqsQueueSql::dead_counts(const std::string& dlq, TimeMs now) {
+  std::string key = dlq;
+  long long at = now;
+  SqsDeadCounts out;
+  c_.session() << "SELECT COUNT(CASE WHEN sqs_hidden_until IS NULL OR sqs_hidden_until <= :now "
+                  "THEN 1 END), COUNT(CASE WHEN sqs_hidden_until > :later THEN 1 END) FROM "
+                  "messages WHERE dead_letter_queue = :dlq AND status = 'dead'",
+      soci::into(out.visible), soci::into(out.hidden), soci::use(at, "now"),
+      soci::use(at, "later"), soci::use(key, "dlq");
+  return out;
 }
 
 }  // namespace dlq::store

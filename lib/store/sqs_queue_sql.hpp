@@ -18,6 +18,10 @@ class SqsQueueSql {
   std::vector<SqsQueueRow> page(const SqsQueuePage& p);
   bool remove(const std::string& name);
   long long dead_count(const std::string& queue);
+  // The dead-letter queue's view of the dead letters stamped with it (issue 39).
+  std::vector<Message> dead_receive(const SqsDeadReceive& p);
+  bool dead_hide(const SqsDeadHide& p);
+  SqsDeadCounts dead_counts(const std::string& dlq, TimeMs now);
 
  private:
   // PostgreSQL: FOR UPDATE, so that two CreateQueues of one name decide one after the other.

@@ -314,6 +314,28 @@ struct SqsQueuePage {
   std::optional<std::string> after;
   int limit = 1000;
 };
+// A ReceiveMessage on an SQS dead-letter queue (issue 39): up to `max` of the dead letters
+// stamped with `dlq` that no receive hides at `now`, oldest dead_at first, each hidden until
+// `hidden_until` under `receipt` (their status stays dead).
+struct SqsDeadReceive {
+  std::string dlq;
+  int max = 1;
+  TimeMs now = 0;
+  TimeMs hidden_until = 0;
+  std::string receipt;
+};
+// ChangeMessageVisibility of such a dead letter: moves its hiding while `receipt` is its latest.
+struct SqsDeadHide {
+  std::string dlq;
+  MessageId id = 0;
+  std::string receipt;
+  TimeMs hidden_until = 0;
+};
+// The dead letters stamped with a dead-letter queue: shown (not hidden at `now`) and hidden.
+struct SqsDeadCounts {
+  long long visible = 0;
+  long long hidden = 0;
+};
 
 class Store {
  public:
@@ -400,6 +422,7 @@ class Store {
   // the same transaction (their tokens are then stale). True once saved.
   virtual awaitable<bool> batch_preview_save(BatchPreview p) = 0;
   virtual awaitable<Result<Confirmed>> batch_confirm(ConfirmParams p) = 0;
+  virtual awaitable<Result<Confirmed>> run_start(RunStartParams p) = 0;
   virtual awaitable<DismissBatch> messages_dismiss_batch(DismissBatchParams p) = 0;
   virtual awaitable<std::optional<ReplayRun>> replay_run_find(long long id) = 0;
   virtual awaitable<std::vector<ReplayRun>> replay_runs_list(RunListParams p) = 0;
@@ -447,8 +470,12 @@ class Store {
   virtual awaitable<std::optional<SqsQueueRow>> sqs_queue_find(std::string name) = 0;
   virtual awaitable<std::vector<SqsQueueRow>> sqs_queues_page(SqsQueuePage p) = 0;
   virtual awaitable<bool> sqs_queue_delete(std::string name) = 0;
-  // Dead letters of `queue` (DeleteQueue refuses while there are any).
+  // Dead letters in `queue` or stamped with it as their dead-letter queue (issue 39).
   virtual awaitable<long long> dead_count(std::string queue) = 0;
+  virtual awaitable<std::vector<Message>> sqs_dead_receive(SqsDeadReceive p) = 0;
+  // False when the letter is no longer dead in `dlq`, or another receive took it since.
+  virtual awaitable<bool> sqs_dead_hide(SqsDeadHide p) = 0;
+  virtual awaitable<SqsDeadCounts> sqs_dead_counts(std::string dlq, TimeMs now) = 0;
 
   // True when the database answers and its schema is current.
   virtual awaitable<bool> ping() = 0;

@@ -1,7 +1,8 @@
 // The SQS front's queue registry (sqs_queues, migration 019) on both databases: a change decided
 // under the row's lock, the count limits.max_queues is held to, pages by prefix in byte order,
-// deletion, a queue's dead letters, an SQS message's attributes, and a retention purge that keeps
-// what is not due yet.
+// deletion, a queue's dead letters, an SQS message's attributes, a retention purge that keeps
+// what is not due yet; and (issue 39) a dead-letter queue's view of the dead letters stamped with
+// it, and a move task's run started once per filter.
 #include <boost/test/unit_test.hpp>
 
 #include "store/store_fixture.hpp"
@@ -26,6 +27,30 @@ store::DecideSqsQueue create(const std::string& name, long long* in_use_seen = n
     row.updated_at = T;
     return store::SqsQueueChange{true, row};
   };
+}
+
+// A dead letter of `queue` at `at`, stamped with the dead-letter queue `dlq` as a death under a
+// RedrivePolicy stamps it.
+Message stamped(StoreFixture& f, const std::string& queue, const std::string& payload, TimeMs at,
+                const std::string& dlq) {
+  Message m = f.dead_message_at(queue, payload, at);
+  store::UpdateParams u;
+  u.queue = queue;
+  u.id = m.id;
+  u.decide = [dlq](const Message& current, const store::Related&) -> Result<store::Change> {
+    store::Change c{current, {}, std::nullopt};
+    c.next.dead_letter_queue = dlq;
+    return c;
+  };
+  auto done = f.wait(f.store->message_update(u));
+  if (!done) throw std::runtime_error("stamping failed: " + done.error().message);
+  return *done;
+}
+
+std::vector<MessageId> ids(const std::vector<Message>& ms) {
+  std::vector<MessageId> out;
+  for (const auto& m : ms) out.push_back(m.id);
+  return out;
 }
 
 std::vector<std::string> names(const std::vector<store::SqsQueueRow>& rows) {
@@ -130,6 +155,106 @@ BOOST_AUTO_TEST_CASE(a_retention_purge_keeps_what_is_not_due_or_too_young) {
   BOOST_TEST(!wait(store->message_find("ret", old_due.id)));
   BOOST_TEST(wait(store->message_find("ret", old_later.id)).has_value());
   BOOST_TEST(wait(store->message_find("ret", young.id)).has_value());
+}
+
+// A DLQ receive takes the shown dead letters oldest death first and hides them under its receipt;
+// a hiding moves only under the latest receipt; the counts split shown from hidden.
+BOOST_AUTO_TEST_CASE(a_dead_letter_queue_receives_hides_and_counts_its_dead_letters) {
+  Message first = stamped(*this, "src-a", "one", T, "dlq");
+  Message second = stamped(*this, "src-b", "two", T + 10, "dlq");
+  stamped(*this, "src-c", "elsewhere", T + 20, "other-dlq");
+  dead_message_at("src-d", "unstamped", T + 30);
+  auto counts = wait(store->sqs_dead_counts("dlq", T + 100));
+  BOOST_TEST(counts.visible == 2);
+  BOOST_TEST(counts.hidden == 0);
+  BOOST_TEST(wait(store->dead_count("dlq")) == 2);  // DeleteQueue refuses while they are there
+
+  store::SqsDeadReceive r{"dlq", 1, T + 100, T + 30100, "receipt-1"};
+  auto got = wait(store->sqs_dead_receive(r));
+  BOOST_REQUIRE_EQUAL(got.size(), 1u);
+  BOOST_TEST(got[0].id == first.id);
+  BOOST_TEST((got[0].status == Status::dead));
+  BOOST_TEST(got[0].sqs_receipt.value_or("") == "receipt-1");
+  BOOST_TEST(got[0].sqs_hidden_until.value_or(0) == T + 30100);
+  counts = wait(store->sqs_dead_counts("dlq", T + 200));
+  BOOST_TEST(counts.visible == 1);
+  BOOST_TEST(counts.hidden == 1);
+
+  // The next receive gets the other; a third, none.
+  store::SqsDeadReceive again{"dlq", 10, T + 200, T + 30200, "receipt-2"};
+  BOOST_TEST(ids(wait(store->sqs_dead_receive(again))) == std::vector<MessageId>{second.id});
+  again.receipt = "receipt-3";
+  BOOST_TEST(wait(store->sqs_dead_receive(again)).empty());
+
+  // ChangeMessageVisibility 0 under the latest receipt shows the first again; a stale receipt
+  // or another queue's name changes nothing.
+  BOOST_TEST(!wait(store->sqs_dead_hide({"dlq", first.id, "receipt-2", T + 300})));
+  BOOST_TEST(!wait(store->sqs_dead_hide({"other-dlq", first.id, "receipt-1", T + 300})));
+  BOOST_TEST(wait(store->sqs_dead_hide({"dlq", first.id, "receipt-1", T + 300})));
+  store::SqsDeadReceive later{"dlq", 10, T + 300, T + 60000, "receipt-4"};
+  auto shown = wait(store->sqs_dead_receive(later));
+  BOOST_TEST(ids(shown) == std::vector<MessageId>{first.id});
+  // Past its hiding, the second shows again too, oldest death first.
+  store::SqsDeadReceive past{"dlq", 10, T + 60001, T + 90000, "receipt-5"};
+  BOOST_TEST(ids(wait(store->sqs_dead_receive(past))) == std::vector<MessageId>({first.id, second.id}));
+  // A filter member selects them on the desk.
+  store::DeadListParams desk;
+  desk.filter.dead_letter_queue = "dlq";
+  BOOST_TEST(ids(wait(store->messages_dead(desk))) == std::vector<MessageId>({first.id, second.id}));
+}
+
+// A run started without a preview sees the matched set, its job types and queues, and whether a
+// live run has the same filter; what it decides is written with its audit entry, which names the
+// run's handle.
+BOOST_AUTO_TEST_CASE(a_move_task_run_sees_live_runs_of_its_filter) {
+  Message a = stamped(*this, "src", "one", T, "dlq");
+  Message b = stamped(*this, "src", "two", T + 10, "dlq");
+  const std::string filter = R"({"dead_letter_queue":"dlq"})";
+  auto start = [&](std::optional<store::RunStartFacts>* seen) {
+    store::RunStartParams p;
+    p.filter.dead_letter_queue = "dlq";
+    p.canonical_filter = filter;
+    p.dead_at_order = true;
+    p.handle = [](long long id) { return "handle-" + std::to_string(id); };
+    p.decide = [seen, &filter](const store::RunStartFacts& facts) -> Result<store::ConfirmPlan> {
+      *seen = facts;
+      if (facts.active) return Error(Errc::invalid_state, "There is already a task running");
+      store::ReplayRun run;
+      run.filter = filter;
+      run.created_at = run.start_at = run.paced_from = run.updated_at = T;
+      run.rate_per_second = 5;
+      run.keep_order = true;
+      AuditEntry audit;
+      audit.at = T;
+      audit.action = "batch_replay";
+      audit.details = "{}";
+      return store::ConfirmPlan{run, audit};
+    };
+    return wait(store->run_start(std::move(p)));
+  };
+  std::optional<store::RunStartFacts> seen;
+  auto first = start(&seen);
+  BOOST_REQUIRE(first.has_value());
+  BOOST_REQUIRE(seen);
+  BOOST_TEST(!seen->active);
+  BOOST_TEST(seen->ids_now == std::vector<MessageId>({a.id, b.id}));
+  BOOST_TEST(seen->queues == std::vector<std::string>{"src"});
+  BOOST_REQUIRE(first->run);
+  BOOST_TEST(first->run->matched == 2);
+  auto audit = wait(store->audit_list({}));
+  BOOST_REQUIRE(!audit.empty());
+  BOOST_TEST(audit.front().details.value_or("").find("\"task_handle\":\"handle-" +
+                                                     std::to_string(first->run->id) + "\"") !=
+             std::string::npos);
+
+  auto second = start(&seen);
+  BOOST_TEST(!second.has_value());
+  BOOST_TEST(seen->active);
+  store::RunListParams list;
+  list.filter = filter;
+  BOOST_TEST(wait(store->replay_runs_list(list)).size() == 1u);
+  list.filter = R"({"dead_letter_queue":"other"})";
+  BOOST_TEST(wait(store->replay_runs_list(list)).empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()
