@@ -126,7 +126,8 @@ patch("lib/servers.sh", [
 # driver.js: the adapter, registered next to dlq's
 line = "  'dlq': ['http', { mode: 'dlq',"
 patch("driver/driver.js", [(line, "  'dlq-sqs': ['sqs', { url: env.DLQ_URL || 'http://127.0.0.1:8080' }],\n" + line, 1)])
-patch("lib/report.js", [("'dlq', 'dlq-selftest']", "'dlq', 'dlq-sqs', 'dlq-selftest']", 1)])
+patch("lib/report.js", [("'dlq', 'dlq-selftest']", "'dlq', 'dlq-sqs', 'dlq-selftest']", 1),
+                         ("(!w ? 'missing'", "(!w ? 'not run'", 1)])
 EOF
 
 # --- 3. node deps: the harness's (run.sh would run the same `npm ci` itself) and the SDK
@@ -152,6 +153,8 @@ RUN_PID=
 if [[ -n ${BENCH_SQS_KEEP:-} ]]; then
   mkdir -p "$BENCH_SQS_KEEP" && cp -r "$B/runs/$STAMP" "$B/results-$STAMP.md" "$BENCH_SQS_KEEP/" 2>/dev/null &&
     echo "bench-sqs: kept $BENCH_SQS_KEEP/$STAMP/ and $BENCH_SQS_KEEP/results-$STAMP.md" >&2
+else
+  echo "bench-sqs: (the temp copy, with its runs/ and results file, goes at exit; BENCH_SQS_KEEP=<dir> keeps them)" >&2
 fi
 
 # --- 5. the medians

@@ -442,21 +442,22 @@ awaitable<bool> QueueService::ready() {
 
 awaitable<void> QueueService::refresh_sqs_queues(TimeMs clock_now) {
   if (!sqs_queues_.begin_reload(clock_now)) co_return;
-  std::map<std::string, std::string> rows;
+  std::vector<store::SqsQueueRow> rows;
   store::SqsQueuePage page;
   page.limit = 1000;
   for (;;) {
     auto got = co_await store_.sqs_queues_page(page);
-    for (auto& row : got) rows.emplace(row.name, std::move(row.attributes));
-    if (static_cast<int>(got.size()) < page.limit) break;
-    page.after = got.back().name;
+    bool last = static_cast<int>(got.size()) < page.limit;
+    if (!got.empty()) page.after = got.back().name;
+    rows.insert(rows.end(), std::make_move_iterator(got.begin()), std::make_move_iterator(got.end()));
+    if (last) break;
   }
   sqs_queues_.replace(rows, clock_now);
   if (!shadow_warned_.exchange(true)) {
-    for (const auto& [name, attributes] : rows) {
-      if (config_.queues.contains(name) && sqs_queues_.visibility_ms(name)) {
+    for (const auto& row : rows) {
+      if (config_.queues.contains(row.name) && sqs_queues_.visibility_ms(row.name)) {
         log::warn("queues.<q>.visibility_timeout is shadowed by the SQS queue's VisibilityTimeout",
-                  {{"key", "queues." + name + ".visibility_timeout"}, {"queue", name}});
+                  {{"key", "queues." + row.name + ".visibility_timeout"}, {"queue", row.name}});
       }
     }
   }

@@ -51,10 +51,10 @@ SqsQueueInfo SqsQueueSet::parse(std::string_view attributes) {
   return info;
 }
 
-void SqsQueueSet::put(const std::string& name, std::string_view attributes) {
-  auto info = parse(attributes);
+void SqsQueueSet::put(const store::SqsQueueRow& row) {
+  Entry entry{parse(row.attributes), row};
   std::lock_guard lock(mutex_);
-  queues_[name] = std::move(info);
+  queues_[row.name] = std::move(entry);
 }
 
 void SqsQueueSet::erase(const std::string& name) {
@@ -62,9 +62,9 @@ void SqsQueueSet::erase(const std::string& name) {
   queues_.erase(name);
 }
 
-void SqsQueueSet::replace(const std::map<std::string, std::string>& rows, TimeMs at) {
-  std::map<std::string, SqsQueueInfo, std::less<>> fresh;
-  for (const auto& [name, attributes] : rows) fresh.emplace(name, parse(attributes));
+void SqsQueueSet::replace(const std::vector<store::SqsQueueRow>& rows, TimeMs at) {
+  std::map<std::string, Entry, std::less<>> fresh;
+  for (const auto& row : rows) fresh.emplace(row.name, Entry{parse(row.attributes), row});
   std::lock_guard lock(mutex_);
   queues_ = std::move(fresh);
   if (!loaded_at_ || at > *loaded_at_) loaded_at_ = at;
@@ -79,13 +79,20 @@ std::optional<SqsQueueInfo> SqsQueueSet::find(std::string_view name) const {
   std::lock_guard lock(mutex_);
   auto it = queues_.find(name);
   if (it == queues_.end()) return std::nullopt;
-  return it->second;
+  return it->second.info;
+}
+
+std::optional<store::SqsQueueRow> SqsQueueSet::row(std::string_view name) const {
+  std::lock_guard lock(mutex_);
+  auto it = queues_.find(name);
+  if (it == queues_.end()) return std::nullopt;
+  return it->second.row;
 }
 
 bool SqsQueueSet::names_as_target(std::string_view dlq) const {
   std::lock_guard lock(mutex_);
   for (const auto& entry : queues_) {
-    if (entry.second.redrive && entry.second.redrive->target == dlq) return true;
+    if (entry.second.info.redrive && entry.second.info.redrive->target == dlq) return true;
   }
   return false;
 }
@@ -93,7 +100,7 @@ bool SqsQueueSet::names_as_target(std::string_view dlq) const {
 std::optional<TimeMs> SqsQueueSet::visibility_ms(std::string_view name) const {
   std::lock_guard lock(mutex_);
   auto it = queues_.find(name);
-  return it == queues_.end() ? std::nullopt : it->second.visibility_ms;
+  return it == queues_.end() ? std::nullopt : it->second.info.visibility_ms;
 }
 
 bool SqsQueueSet::begin_reload(TimeMs now) {

@@ -1,9 +1,9 @@
-// What the queue service must know of the SQS front's queue registry on its hot paths: which
-// queues are SQS queues (a lease expiry there makes the message visible at once), the
-// VisibilityTimeout stored for them (a claim's default lease) and their RedrivePolicy (issue 39:
-// where a message dies after maxReceiveCount receives). Kept current by the node's own registry
-// changes at once, and by a reload from the database at most once a second when a claim or the
-// lease reaper asks (another node's CreateQueue or SetQueueAttributes).
+// The SQS front's queue registry as the node holds it: which queues are SQS queues (a lease expiry
+// there makes the message visible at once), the VisibilityTimeout stored for them (a claim's
+// default lease), their RedrivePolicy (issue 39: where a message dies after maxReceiveCount
+// receives), and each registry row, which SQS requests read instead of the database. Kept current
+// by the node's own registry changes at once, and by a reload from the database at most once a
+// second when an SQS request, a claim or the lease reaper asks (another node's changes).
 #pragma once
 
 #include <map>
@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "model/time.hpp"
+#include "store/store.hpp"
 
 namespace dlq::core {
 
@@ -31,11 +32,12 @@ struct SqsQueueInfo {
 
 class SqsQueueSet {
  public:
-  // `attributes`: the registry row's JSON object of explicitly set attributes.
-  void put(const std::string& name, std::string_view attributes);
+  void put(const store::SqsQueueRow& row);
   void erase(const std::string& name);
-  // The whole registry as read at `at` (name -> attributes JSON).
-  void replace(const std::map<std::string, std::string>& rows, TimeMs at);
+  // The whole registry as read at `at`.
+  void replace(const std::vector<store::SqsQueueRow>& rows, TimeMs at);
+  // The registry row as last loaded or changed here.
+  std::optional<store::SqsQueueRow> row(std::string_view name) const;
   bool contains(std::string_view name) const;
   // The queue's entry, when it is registered (one lock for everything a hot path needs).
   std::optional<SqsQueueInfo> find(std::string_view name) const;
@@ -52,8 +54,12 @@ class SqsQueueSet {
   static SqsQueueInfo parse(std::string_view attributes);
 
  private:
+  struct Entry {
+    SqsQueueInfo info;
+    store::SqsQueueRow row;
+  };
   mutable std::mutex mutex_;
-  std::map<std::string, SqsQueueInfo, std::less<>> queues_;
+  std::map<std::string, Entry, std::less<>> queues_;
   std::optional<TimeMs> loaded_at_;
 };
 

@@ -94,7 +94,8 @@ class Actions {
   // Deleting dead letters through their dead-letter queue `dlq` (id, the receive's receipt):
   // dismissed while dead there under that receipt, in one audited batch; others are left alone.
   boost::asio::awaitable<void> dismiss_dead(const Call& call, const std::string& dlq,
-                                            std::vector<std::pair<MessageId, std::string>> receipts);
+                                            std::vector<std::pair<MessageId, std::string>> receipts,
+                                            std::string sqs_action);
   // PurgeQueue of a dead-letter queue: every dead letter stamped with it, dismissed in batches.
   boost::asio::awaitable<void> purge_dead(const Call& call, const std::string& dlq);
 

@@ -441,7 +441,7 @@ Actions::Out Actions::delete_message(const Call& call, const json::object& in) {
     need(call.who, Role::admin);  // deleting a dead letter dismisses it
     std::vector<std::pair<MessageId, std::string>> one;  // GCC 12: no braced list in co_await
     one.emplace_back(r.id, r.receipt());
-    co_await dismiss_dead(call, row.name, std::move(one));
+    co_await dismiss_dead(call, row.name, std::move(one), "DeleteMessage");
     co_return json::object{};
   }
   // A lease no longer current, or a repeat: success, nothing changed (as SQS documents).
@@ -479,7 +479,7 @@ Actions::Out Actions::delete_message_batch(const Call& call, const json::object&
     // One transaction; a stale lease or a repeat is a success as for DeleteMessage.
     co_await service_.succeed_many(call.ctx, row.name, std::move(items));
   }
-  if (!dead.empty()) co_await dismiss_dead(call, row.name, std::move(dead));
+  if (!dead.empty()) co_await dismiss_dead(call, row.name, std::move(dead), "DeleteMessageBatch");
   for (const auto& id : ids) successful.push_back(json::object{{"Id", id}});
   co_return json::object{{"Successful", std::move(successful)}, {"Failed", std::move(failed)}};
 }

@@ -120,12 +120,13 @@ awaitable<store::SqsQueueRow> Actions::queue_of(const Call& call, const json::ob
   }
   if (!name) fail("MissingParameter", "The request must contain the parameter QueueUrl.");
   if (!valid_queue_name(*name)) fail("QueueDoesNotExist", "The specified queue does not exist.");
+  // The node's registry, reloaded at most once a second, answers; a name it lacks is looked up
+  // (created on another node since). Another node's change shows within a second.
+  co_await service_.refresh_sqs_queues(service_.clock().now());
+  if (auto held = service_.sqs_queues().row(*name)) co_return std::move(*held);
   auto row = co_await store_.sqs_queue_find(*name);
-  if (!row) {
-    service_.sqs_queues().erase(*name);
-    fail("QueueDoesNotExist", "The specified queue does not exist.");
-  }
-  service_.sqs_queues().put(row->name, row->attributes);
+  if (!row) fail("QueueDoesNotExist", "The specified queue does not exist.");
+  service_.sqs_queues().put(*row);
   co_return std::move(*row);
 }
 
@@ -250,7 +251,7 @@ Actions::Out Actions::create_queue(const Call& call, const json::object& in) {
   if (changed->created_at == call.ctx.now && changed->updated_at == call.ctx.now) {
     log::info("sqs queue created", {{"queue", name}, {"actor", call.who.name}});
   }
-  service_.sqs_queues().put(name, changed->attributes);
+  service_.sqs_queues().put(*changed);
   co_return json::object{{"QueueUrl", queue_url(name)}};
 }
 
@@ -390,7 +391,7 @@ Actions::Out Actions::set_queue_attributes(const Call& call, const json::object&
     next.updated_at = now;
     if (given.contains("MessageRetentionPeriod")) next.retention_set_at = now;
   });
-  if (changed) service_.sqs_queues().put(row.name, changed->attributes);
+  if (changed) service_.sqs_queues().put(*changed);
   log::info("sqs queue attributes set", {{"queue", row.name}, {"actor", call.who.name},
                                          {"attributes", map_text(given)}});
   co_return json::object{};
@@ -405,12 +406,13 @@ Actions::Out Actions::tag_queue(const Call& call, const json::object& in) {
       invalid("Tag keys must be 1 to 128 characters and values at most 256.");
     }
   }
-  co_await change_existing(row.name, [&](store::SqsQueueRow& next) {
+  auto changed = co_await change_existing(row.name, [&](store::SqsQueueRow& next) {
     auto tags = stored_map(next.tags);
     for (const auto& [k, v] : given) tags[k] = v;
     if (tags.size() > 50) invalid("Too many tags: a queue holds at most 50.");
     next.tags = map_text(tags);
   });
+  if (changed) service_.sqs_queues().put(*changed);
   co_return json::object{};
 }
 
@@ -418,11 +420,12 @@ Actions::Out Actions::untag_queue(const Call& call, const json::object& in) {
   need(call.who, Role::admin);
   auto row = co_await queue_of(call, in);
   auto keys = strings(in, "TagKeys");
-  co_await change_existing(row.name, [&](store::SqsQueueRow& next) {
+  auto changed = co_await change_existing(row.name, [&](store::SqsQueueRow& next) {
     auto tags = stored_map(next.tags);
     for (const auto& k : keys) tags.erase(k);
     next.tags = map_text(tags);
   });
+  if (changed) service_.sqs_queues().put(*changed);
   co_return json::object{};
 }
 

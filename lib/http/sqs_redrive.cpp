@@ -234,15 +234,16 @@ store::DismissBatchParams dismissal(const Call& call, const std::string& dlq,
 }  // namespace
 
 awaitable<void> Actions::dismiss_dead(const Call& call, const std::string& dlq,
-                                      std::vector<std::pair<MessageId, std::string>> receipts) {
+                                      std::vector<std::pair<MessageId, std::string>> receipts,
+                                      std::string sqs_action) {
   std::vector<MessageId> ids;
   std::map<MessageId, std::string> by_id;
   for (auto& [id, receipt] : receipts) {
     if (by_id.emplace(id, std::move(receipt)).second) ids.push_back(id);
   }
   auto done = co_await store_.messages_dismiss_batch(
-      dismissal(call, dlq, std::move(ids), "deleted through SQS",
-                receipts.size() > 1 ? "DeleteMessageBatch" : "DeleteMessage", std::move(by_id)));
+      dismissal(call, dlq, std::move(ids), "deleted through SQS", std::move(sqs_action),
+                std::move(by_id)));
   for (const auto& m : done.messages) {
     service_.publish(core::EventKind::dismissed, m, call.ctx.now, call.who.name);
   }

@@ -140,6 +140,7 @@ BOOST_AUTO_TEST_CASE(actions_by_role) {
     std::set<std::string> allowed;  // besides admin
   };
   const std::set<std::string> anyone = {"producer", "worker", "reader"};
+  const std::string arn = std::string("arn:aws:sqs:us-east-1:") + kAccount + ":" + q;
   std::vector<Case> cases = {
       {"SendMessage", on(port, q, {{"MessageBody", "m"}}), {"producer"}},
       {"SendMessageBatch", on(port, q, {{"Entries", json::array{json::object{{"Id", "a"}, {"MessageBody", "m"}}}}}), {"producer"}},
@@ -158,6 +159,10 @@ BOOST_AUTO_TEST_CASE(actions_by_role) {
       {"SetQueueAttributes", on(port, q, {{"Attributes", json::object{{"DelaySeconds", "0"}}}}), {}},
       {"TagQueue", on(port, q, {{"Tags", json::object{{"team", "a"}}}}), {}},
       {"UntagQueue", on(port, q, {{"TagKeys", json::array{"other"}}}), {}},
+      // Move tasks: q is no dead-letter queue and the handle none, so nothing starts or stops.
+      {"ListMessageMoveTasks", {{"SourceArn", arn}}, {"reader"}},
+      {"StartMessageMoveTask", {{"SourceArn", arn}}, {}},
+      {"CancelMessageMoveTask", {{"TaskHandle", "bm90IGEgaGFuZGxl"}}, {}},
   };
   for (const auto& role : {"producer", "worker", "reader", "admin"}) {
     for (const auto& cs : cases) {

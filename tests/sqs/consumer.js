@@ -16,7 +16,7 @@ async function empty(sqs, url) {
 }
 
 /** Runs a consumer until `done()` holds, then stops it (aborting its poll); returns its errors. */
-async function consume(options, done, timeoutMs) {
+export async function consume(options, done, timeoutMs) {
   const errors = [];
   let running = true;
   const consumer = Consumer.create(options);

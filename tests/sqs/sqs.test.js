@@ -6,6 +6,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { anonymousFront } from "./front.js";
 import { keyedFront } from "./keys.js";
 import { consumerSuite } from "./consumer.js";
+import { redriveSuite } from "./redrive.js";
 
 // The timed tests bound real time; a starved test process shows here when one of them fails.
 const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -22,6 +23,7 @@ describe("SQS front", { concurrency: true }, () => {
       anonymousFront(db);
       keyedFront(db);
       consumerSuite(db);
+      redriveSuite(db);
     });
   }
 });

@@ -421,6 +421,113 @@ BOOST_AUTO_TEST_CASE(lease_expiry_backs_off_and_poison_goes_dead) {
   BOOST_TEST(to_string(*third.next.dead_reason) == "lease_expired");
 }
 
+// Issue 39: on an SQS queue with a RedrivePolicy, a message received maxReceiveCount times dies
+// when it would become visible again (expiry, release), named after the policy's target, and its
+// incident is its own: job type and the title, no error class; the backfill prints it the same.
+BOOST_AUTO_TEST_CASE(a_redrive_policy_ends_a_message_at_max_receive_count) {
+  SqsQueueInfo sqs;
+  sqs.redrive = SqsRedrive{"orders-dlq", 3};
+  Message m = processing();
+  m.job_type = "mail";
+  m.error_class = ErrorClass::timeout;
+  m.attempts = 4;
+  m.life_attempts = 2;  // two receives in this life: visible again
+  auto again = expire_lease(m, QueuePolicy{}, kNow, kNoJitter, &sqs);
+  BOOST_TEST(to_string(again.next.status) == "pending");
+  BOOST_TEST(!again.next.dead_letter_queue.has_value());
+  m.life_attempts = 1;  // the third receive of this life
+  auto died = expire_lease(m, QueuePolicy{}, kNow, kNoJitter, &sqs);
+  BOOST_TEST(to_string(died.next.status) == "dead");
+  BOOST_TEST(to_string(*died.next.dead_reason) == "max_receive_count");
+  BOOST_TEST(*died.next.last_error == "received 3 times without being deleted");
+  BOOST_TEST(*died.next.title == "received 3 times without being deleted");
+  BOOST_TEST(*died.next.fingerprint == titled_fingerprint(m.job_type, *died.next.title));
+  BOOST_TEST(*died.history.at(0).fingerprint == *died.next.fingerprint);
+  BOOST_TEST(to_string(died.history.at(0).outcome) == "lease_expired");
+  BOOST_TEST(*died.next.dead_letter_queue == "orders-dlq");
+  BOOST_TEST(!died.next.lease_id.has_value());
+
+  // A release (ChangeMessageVisibility 0) at the count: its own entry, not folded.
+  store::Related related;
+  AttemptRecord before;
+  before.outcome = AttemptOutcome::released;
+  related.last_entry = before;
+  auto released = release(m, related, "lease-7", std::nullopt, kNow, &sqs);
+  BOOST_REQUIRE(released.has_value());
+  BOOST_TEST(!released->fold);
+  BOOST_TEST(to_string(released->next.status) == "dead");
+  BOOST_TEST(to_string(released->history.at(0).outcome) == "released");
+  BOOST_TEST(released->history.at(0).count == 1);
+  // Below the count, or on a queue without a policy, a release is a release.
+  sqs.redrive->max_receive_count = 4;
+  BOOST_TEST(to_string(release(m, related, "lease-7", std::nullopt, kNow, &sqs)->next.status) ==
+             "pending");
+  BOOST_TEST(to_string(release(m, related, "lease-7", std::nullopt, kNow)->next.status) ==
+             "pending");
+
+  // dlq's own fail keeps its retry policy, and a death by it is stamped with the target.
+  FailInput in;
+  in.error = "boom";
+  in.retryable = false;
+  auto failed = fail(m, in, QueuePolicy{}, kNow, kNoJitter);
+  BOOST_REQUIRE(failed.has_value());
+  stamp_dead_letter_queue(*failed, &sqs);
+  BOOST_TEST(*failed->next.dead_letter_queue == "orders-dlq");
+  BOOST_TEST(to_string(*failed->next.dead_reason) == "non_retryable");
+
+  // The backfill's print of such a death matches what the death stored.
+  store::UnprintedDead old;
+  old.id = m.id;
+  old.queue = m.queue;
+  old.job_type = m.job_type;
+  old.error_class = m.error_class;
+  old.last_error = died.next.last_error;
+  old.dead_reason = died.next.dead_reason;
+  old.dead_at = *died.next.dead_at;
+  store::PrintedDead p = print_dead(old, Redactor({}));
+  BOOST_TEST(p.fingerprint == *died.next.fingerprint);
+  BOOST_TEST(p.title == *died.next.title);
+  BOOST_TEST(!p.incident_error_class.has_value());
+
+  // A replay clears the stamp and the DLQ receive's hiding.
+  Message dead = died.next;
+  dead.sqs_hidden_until = kNow + 30000;
+  dead.sqs_receipt = "r";
+  ReplayInput replay_in;
+  auto replayed = replay(dead, store::Related{}, replay_in, kNow + 1);
+  BOOST_REQUIRE(replayed.has_value());
+  BOOST_TEST(!replayed->next.dead_letter_queue.has_value());
+  BOOST_TEST(!replayed->next.sqs_hidden_until.has_value());
+  BOOST_TEST(!replayed->next.sqs_receipt.has_value());
+  BOOST_TEST(replayed->next.life_attempts == dead.attempts);
+}
+
+// The registry's stored attributes as the queue service reads them.
+BOOST_AUTO_TEST_CASE(the_sqs_queue_set_reads_visibility_and_redrive) {
+  auto info = SqsQueueSet::parse(
+      R"({"VisibilityTimeout":"40","RedrivePolicy":"{\"deadLetterTargetArn\":\"arn:aws:sqs:us-east-1:000000000000:dlq-1\",\"maxReceiveCount\":5}"})");
+  BOOST_TEST(*info.visibility_ms == 40000);
+  BOOST_REQUIRE(info.redrive.has_value());
+  BOOST_TEST(info.redrive->target == "dlq-1");
+  BOOST_TEST(info.redrive->max_receive_count == 5);
+  BOOST_TEST(!SqsQueueSet::parse("{}").redrive.has_value());
+  SqsQueueSet set;
+  store::SqsQueueRow src;
+  src.name = "src";
+  src.attributes = R"({"RedrivePolicy":"{\"deadLetterTargetArn\":\"arn:aws:sqs:r:a:dlq-1\",\"maxReceiveCount\":\"2\"}"})";
+  set.put(src);
+  store::SqsQueueRow plain;
+  plain.name = "plain";
+  set.put(plain);
+  BOOST_TEST(set.row("src")->attributes == src.attributes);
+  BOOST_TEST(!set.row("nope").has_value());
+  BOOST_TEST(set.names_as_target("dlq-1"));
+  BOOST_TEST(!set.names_as_target("src"));
+  BOOST_TEST(set.find("src")->redrive->max_receive_count == 2);
+  set.erase("src");
+  BOOST_TEST(!set.names_as_target("dlq-1"));
+}
+
 BOOST_AUTO_TEST_CASE(dismiss_only_dead) {
   Message dead = processing();
   dead.status = Status::dead;
