@@ -219,6 +219,56 @@ awaitable<BatchPreviewView> DeadLetterDesk::preview(const RequestContext& ctx, s
   co_return view;
 }
 
+namespace {
+
+// A replay run as a confirmation or a move task asks for it, and its `batch_replay` audit entry.
+struct RunAsked {
+  std::string filter;  // canonical
+  std::optional<std::string> queue;
+  std::optional<std::string> reason;
+  TimeMs delay_ms = 0;
+  std::optional<double> rate_per_second;  // default: batch_replay.default_rate_per_second
+  bool keep_order = false;
+  bool acknowledge_side_effects = false;
+  long long matched = 0;
+};
+
+store::ConfirmPlan run_plan(const Config& config, const RequestContext& ctx, const RunAsked& in,
+                            const std::vector<std::string>& job_types) {
+  double rate = in.rate_per_second.value_or(config.batch_replay.default_rate_per_second);
+  if (double cap = rate_cap(config, job_types); cap > 0) rate = std::min(rate, cap);
+
+  store::ReplayRun run;
+  run.status = RunStatus::scheduled;
+  run.filter = in.filter;
+  run.actor = ctx.actor;
+  run.reason = in.reason;
+  run.created_at = ctx.now;
+  run.start_at = ctx.now + in.delay_ms;
+  run.delay_seconds = static_cast<double>(in.delay_ms) / 1000.0;
+  run.rate_per_second = rate;
+  run.keep_order = in.keep_order;
+  run.paced_from = run.start_at;
+  run.updated_at = ctx.now;
+
+  AuditEntry audit;
+  audit.at = ctx.now;
+  audit.actor = ctx.actor;
+  audit.action = "batch_replay";
+  audit.queue = in.queue;
+  audit.filter = in.filter;
+  audit.reason = in.reason;
+  audit.details = json::serialize(json::object{
+      {"matched", in.matched},
+      {"rate_per_second", json_number(rate)},
+      {"delay_seconds", json_number(run.delay_seconds)},
+      {"keep_order", in.keep_order},
+      {"acknowledge_side_effects", in.acknowledge_side_effects}});
+  return store::ConfirmPlan{std::move(run), std::move(audit)};
+}
+
+}  // namespace
+
 awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const RequestContext& ctx,
                                                                    ReplayConfirmation in) {
   const std::string filter = canonical_filter(in.filter);
@@ -237,36 +287,11 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::confirm_replay(const Request
                                  "acknowledge_side_effects: true",
                                  "required"}});
     }
-    double rate = in.rate_per_second.value_or(config_.batch_replay.default_rate_per_second);
-    if (double cap = rate_cap(config_, job_types); cap > 0) rate = std::min(rate, cap);
-
-    store::ReplayRun run;
-    run.status = RunStatus::scheduled;
-    run.filter = filter;
-    run.actor = ctx.actor;
-    run.reason = in.reason;
-    run.created_at = ctx.now;
-    run.start_at = ctx.now + in.delay_ms;
-    run.delay_seconds = static_cast<double>(in.delay_ms) / 1000.0;
-    run.rate_per_second = rate;
-    run.keep_order = in.keep_order;
-    run.paced_from = run.start_at;
-    run.updated_at = ctx.now;
-
-    AuditEntry audit;
-    audit.at = ctx.now;
-    audit.actor = ctx.actor;
-    audit.action = "batch_replay";
-    audit.queue = in.filter.queue;
-    audit.filter = filter;
-    audit.reason = in.reason;
-    audit.details = json::serialize(json::object{
-        {"matched", static_cast<long long>(facts.ids_now.size())},
-        {"rate_per_second", json_number(rate)},
-        {"delay_seconds", json_number(run.delay_seconds)},
-        {"keep_order", in.keep_order},
-        {"acknowledge_side_effects", in.acknowledge_side_effects}});
-    return store::ConfirmPlan{std::move(run), std::move(audit)};
+    return run_plan(config_, ctx,
+                    {filter, in.filter.queue, in.reason, in.delay_ms, in.rate_per_second,
+                     in.keep_order, in.acknowledge_side_effects,
+                     static_cast<long long>(facts.ids_now.size())},
+                    job_types);
   };
   auto confirmed = co_await store_.batch_confirm(std::move(params));
   if (!confirmed) co_return confirmed.error();
@@ -298,33 +323,11 @@ awaitable<Result<store::ReplayRun>> DeadLetterDesk::start_move_task(const Reques
                    "DestinationArn must be the queue all of the task's messages came from: dlq "
                    "replays each message into its own queue");
     }
-    double rate = in.rate_per_second.value_or(config_.batch_replay.default_rate_per_second);
-    if (double cap = rate_cap(config_, facts.job_types); cap > 0) rate = std::min(rate, cap);
-    store::ReplayRun run;
-    run.status = RunStatus::scheduled;
-    run.filter = filter;
-    run.actor = ctx.actor;
-    run.reason = in.reason;
-    run.created_at = ctx.now;
-    run.start_at = ctx.now;
-    run.delay_seconds = 0;
-    run.rate_per_second = rate;
-    run.keep_order = true;
-    run.paced_from = run.start_at;
-    run.updated_at = ctx.now;
-    AuditEntry audit;
-    audit.at = ctx.now;
-    audit.actor = ctx.actor;
-    audit.action = "batch_replay";
-    audit.filter = filter;
-    audit.reason = run.reason;
-    json::object details{{"matched", static_cast<long long>(facts.ids_now.size())},
-                         {"rate_per_second", json_number(rate)},
-                         {"delay_seconds", 0},
-                         {"keep_order", true},
-                         {"acknowledge_side_effects", false}};
-    audit.details = json::serialize(details);
-    return store::ConfirmPlan{std::move(run), std::move(audit)};
+    // At once and in order; SQS cannot acknowledge side effects (refused above).
+    return run_plan(config_, ctx,
+                    {filter, std::nullopt, in.reason, 0, in.rate_per_second, true, false,
+                     static_cast<long long>(facts.ids_now.size())},
+                    facts.job_types);
   };
   auto started = co_await store_.run_start(std::move(params));
   if (!started) co_return started.error();
