@@ -340,6 +340,14 @@ BOOST_AUTO_TEST_CASE(max_receive_count_and_dead_letter_queue_filters) {
   CHECK_IDS(dead_ids(c, "queue=" + plain), {unstamped});
   BOOST_TEST(c.get("/dlq?dead_letter_queue=no%20such").status == 422);
 
+  // Such deaths are an incident of their own: job type and title, no error class; one incident
+  // across queues (a's two and b's two), whatever the death's way.
+  auto incidents = c.get("/dlq/incidents?queue=" + a).json().at("incidents").as_array();
+  BOOST_REQUIRE_EQUAL(incidents.size(), 1u);
+  BOOST_TEST(str(incidents.at(0), "title") == "received 1 times without being deleted");
+  BOOST_TEST(incidents.at(0).at("dead").as_int64() == 4);
+  BOOST_TEST(incidents.at(0).at("error_class").is_null());
+
   // The batch previews select the same letters.
   const json::object filter_a{{"dead_letter_queue", dlq_a}};
   auto preview = c.post("/dlq/dismiss", json::object{{"filter", filter_a}, {"dry_run", true}});
