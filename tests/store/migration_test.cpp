@@ -6,7 +6,7 @@
 // hold messages in queue_names, 012's fingerprints and titles are null on the rows it finds, and
 // 014 fills the lineage (life, replay_id) of stored entries, 015 counts what open incidents
 // reached as told, and after 016-018 no stored row names a worker version, an effect or a trial, nor after
-// 019 SQS attributes or a registry row.
+// 019 SQS attributes or a registry row, nor after 020 a dead-letter queue's stamp or hiding.
 #include <boost/test/unit_test.hpp>
 
 #include <thread>
@@ -243,6 +243,16 @@ BOOST_AUTO_TEST_CASE(every_earlier_version_upgrades_with_three_nodes_starting_at
         c.session() << "SELECT COUNT(*) FROM sqs_queues WHERE attributes = '{}' AND tags = '{}'",
             soci::into(registered);
         BOOST_TEST(registered == 1);
+      }
+      {  // 020: no message stored before died under a RedrivePolicy, and none is hidden by a
+         // dead-letter queue's receive
+        long long stamped = -1, hidden = -1;
+        c.session() << "SELECT COUNT(dead_letter_queue) FROM messages", soci::into(stamped);
+        c.session() << "SELECT COUNT(*) FROM messages WHERE sqs_hidden_until IS NOT NULL OR "
+                       "sqs_receipt IS NOT NULL",
+            soci::into(hidden);
+        BOOST_TEST(stamped == 0);
+        BOOST_TEST(hidden == 0);
       }
       for (auto& n : nodes) {
         if (n) n->close();
