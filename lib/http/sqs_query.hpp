@@ -3,6 +3,8 @@
 // actions read and return (sqs_actions.hpp). Pure text in, text out. Private to lib/http.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +46,10 @@ std::string result_xml(std::string_view action, const boost::json::object& out,
 // <ErrorResponse>: Type Sender (the client's fault) or Receiver, `code` the query code.
 std::string error_xml(bool sender, std::string_view code, std::string_view message,
                       std::string_view request_id);
+
+// The code point at s[i], moving i past it; nullopt, i moved one byte, where no well-formed UTF-8
+// sequence starts (overlong forms, surrogates and values past U+10FFFF are not well-formed).
+std::optional<char32_t> next_code_point(std::string_view s, std::size_t& i);
 
 // `s` as XML character data: markup characters escaped, CR, LF and TAB as character references
 // (a parser would otherwise normalise CR and CRLF to LF), and what XML 1.0 cannot carry (control
