@@ -18,12 +18,11 @@ std::optional<long long> stored_integer(const json::value& v) {
   return std::nullopt;  // the front stores only values it validated
 }
 
-// RedrivePolicy is stored as SQS keeps it: JSON text naming the target by its ARN, whose last
-// `:` segment is the queue's name.
-std::optional<SqsRedrive> parse_redrive(const json::value& v) {
-  if (!v.is_string()) return std::nullopt;
+}  // namespace
+
+std::optional<SqsRedrive> SqsQueueSet::parse_redrive(std::string_view policy) {
   boost::system::error_code ec;
-  auto doc = json::parse(v.as_string(), ec);
+  auto doc = json::parse(policy, ec);
   if (ec || !doc.is_object()) return std::nullopt;
   const auto& o = doc.as_object();
   const auto* arn = o.if_contains("deadLetterTargetArn");
@@ -36,8 +35,6 @@ std::optional<SqsRedrive> parse_redrive(const json::value& v) {
   return SqsRedrive{std::string(a.substr(colon + 1)), static_cast<int>(*n)};
 }
 
-}  // namespace
-
 SqsQueueInfo SqsQueueSet::parse(std::string_view attributes) {
   SqsQueueInfo info;
   boost::system::error_code ec;
@@ -47,7 +44,9 @@ SqsQueueInfo SqsQueueSet::parse(std::string_view attributes) {
   if (const auto* v = o.if_contains("VisibilityTimeout")) {
     if (auto s = stored_integer(*v)) info.visibility_ms = static_cast<TimeMs>(*s) * 1000;
   }
-  if (const auto* v = o.if_contains("RedrivePolicy")) info.redrive = parse_redrive(*v);
+  if (const auto* v = o.if_contains("RedrivePolicy"); v && v->is_string()) {
+    info.redrive = parse_redrive(v->as_string());
+  }
   return info;
 }
 

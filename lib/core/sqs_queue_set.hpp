@@ -52,6 +52,9 @@ class SqsQueueSet {
 
   // The parts of a stored attributes object the service uses (values the front validated).
   static SqsQueueInfo parse(std::string_view attributes);
+  // A RedrivePolicy as stored (as SQS keeps it: JSON text naming the target by its ARN, whose
+  // last `:` segment is the queue's name); none when it is not one.
+  static std::optional<SqsRedrive> parse_redrive(std::string_view policy);
 
  private:
   struct Entry {

@@ -127,7 +127,7 @@ awaitable<void> Actions::check_redrive(const std::string& source,
                                        const std::map<std::string, std::string>& given) {
   auto it = given.find("RedrivePolicy");
   if (it == given.end() || it->second.empty()) co_return;
-  auto redrive = core::SqsQueueSet::parse(json::serialize(json::object{{"RedrivePolicy", it->second}})).redrive;
+  auto redrive = core::SqsQueueSet::parse_redrive(it->second);
   if (!redrive) invalid("Value for parameter RedrivePolicy is invalid.");
   if (redrive->target == source) {
     invalid("Value " + it->second + " for parameter RedrivePolicy is invalid. Reason: A queue "
