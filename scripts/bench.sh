@@ -17,6 +17,10 @@
 #   scripts/bench.sh --incidents  1,000,000 dead messages of 1,000 causes stored without
 #                               fingerprints, SQLite FULL and PostgreSQL: the backfill's rate, the
 #                               start-up wait, GET /dlq/incidents pages, one incident's preview
+#   scripts/bench.sh --clients  many clients, PostgreSQL and two nodes (issue 40): W1-W3 at 16 and
+#                               64 connections on SQLite FULL and PostgreSQL, W3 on two PostgreSQL
+#                               nodes against one; three interleaved rounds, medians and ratios
+#                               (with --quick: one short round, a smoke test)
 #   scripts/bench.sh --threads  /healthz and W1 at threads = 1, 2, the default and 16, three
 #                               interleaved rounds: rates, dlqd CPU per request, 16 against 2
 # Every row carries cpu_us: dlqd's CPU time (user + system, /proc/PID/stat) per request, or per
@@ -32,6 +36,7 @@ ops=0
 threads=0
 throughput=0
 incidents=0
+clients=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=1 ;;
@@ -42,7 +47,8 @@ for arg in "$@"; do
     --threads) threads=1 ;;
     --throughput) throughput=1 ;;
     --incidents) incidents=1 ;;
-    *) echo "usage: $0 [--quick | --throughput | --scale | --auth | --desk | --ops | --incidents | --threads]" >&2; exit 2 ;;
+    --clients) clients=1 ;;
+    *) echo "usage: $0 [--quick | --throughput | --scale | --auth | --desk | --ops | --incidents | --threads | --clients]" >&2; exit 2 ;;
   esac
 done
 
@@ -218,6 +224,16 @@ SQL
 # incidents_bench (scripts/bench-incidents.sh): the incidents of a million dead messages
 # shellcheck source=scripts/bench-incidents.sh
 . scripts/bench-incidents.sh
+
+# shellcheck source=scripts/bench-scale.sh
+. scripts/bench-scale.sh
+
+if [ "$clients" = 1 ]; then
+  if [ "$quick" = 1 ]; then DLQ_SCALE_SECONDS="${DLQ_SCALE_SECONDS:-2}"; fi
+  SCALE_SECONDS="${DLQ_SCALE_SECONDS:-10}"
+  scale_bench "$([ "$quick" = 1 ] && echo 1 || echo "${DLQ_SCALE_ROUNDS:-3}")"
+  exit 0
+fi
 
 if [ "$incidents" = 1 ]; then
   incidents_bench

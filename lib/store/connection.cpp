@@ -156,9 +156,25 @@ bool Connection::interrupt() {
 
 void Connection::begin_write() { execute(dialect_->begin_write); }
 
-void Connection::commit() { execute("COMMIT"); }
+void Connection::commit() {
+  if (commit_prefix_.empty()) {
+    execute("COMMIT");
+    return;
+  }
+  std::string sql = std::move(commit_prefix_) + "COMMIT";
+  commit_prefix_.clear();
+  try {
+    execute(sql);  // no parameters: one simple query, which may hold several statements
+  } catch (...) {
+    // A failed statement before the COMMIT leaves the transaction open and aborted (the server
+    // skips the rest of the query): end it, so the connection's next BEGIN starts afresh.
+    rollback();
+    throw;
+  }
+}
 
 void Connection::rollback() noexcept {
+  commit_prefix_.clear();
   try {
     session_ << "ROLLBACK";
   } catch (...) {

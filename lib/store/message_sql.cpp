@@ -358,8 +358,9 @@ void MessageSql::discard_pending() {
 
 void MessageSql::before_commit() {
   for (const auto& [queue, due] : notes_) {
-    // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters).
-    c_.execute(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(node_, queue, due) + "'");
+    // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters). It
+    // travels with the COMMIT (a round trip fewer per group; docs/performance.md).
+    c_.commit_with(std::string("NOTIFY ") + kNotifyChannel + ", '" + encode_change(node_, queue, due) + "'");
   }
   notes_.clear();
   for (const auto& [key, count] : deaths_) {
