@@ -75,6 +75,11 @@ scripts/chaos.sh --minutes 1 --backend both
 scripts/chaos.sh --seconds 10 --faulty
 echo "   (chaos test: $((SECONDS - phase)) s)"
 
+echo "== Benchmark shapes of issue 40, a smoke run: every workload's counts checked, the figures not"
+phase=$SECONDS
+scripts/bench.sh --clients --quick
+echo "   (bench shapes smoke: $((SECONDS - phase)) s)"
+
 # -g1: line tables and function names, which is all ASan's reports read; the rest of the debug
 # information only costs compile time.
 echo "== ASan+UBSan build"
