@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "core/transitions.hpp"
+#include "store/connection.hpp"
 #include "store/store_fixture.hpp"
 #include "support/pg_admin.hpp"
 #include "support/preconditions.hpp"
@@ -218,6 +219,41 @@ BOOST_AUTO_TEST_CASE(a_refused_update_announces_nothing, *utf::precondition(on_p
   BOOST_REQUIRE_EQUAL(ear.wait_for("marker").size(), 1u);
   BOOST_TEST(ear.dues("refused").size() == 1u);
   other->close();
+}
+
+// The NOTIFY travels with the COMMIT in one query (Connection::commit_with). A statement sent
+// that way that fails takes the COMMIT with it: nothing of the transaction stays, commit()
+// throws, and the connection is usable again at once (not left in an aborted transaction).
+BOOST_AUTO_TEST_CASE(a_failed_statement_sent_with_the_commit_rolls_it_back,
+                     *utf::precondition(on_postgresql)) {
+  store::ConnectionOptions o;
+  o.target = parse_database_url(url);
+  store::Connection c(o);
+  auto names = [&c] {
+    long long n = -1;
+    c.session() << "SELECT COUNT(*) FROM queue_names WHERE queue LIKE 'with-commit-%'", soci::into(n);
+    return n;
+  };
+  c.begin_write();
+  c.execute("INSERT INTO queue_names (queue) VALUES ('with-commit-lost')");
+  c.commit_with("SELECT 1 / 0");
+  BOOST_CHECK_THROW(c.commit(), soci::soci_error);
+  BOOST_TEST(names() == 0);
+
+  c.begin_write();
+  c.execute("INSERT INTO queue_names (queue) VALUES ('with-commit-kept')");
+  c.commit_with("SELECT 1");
+  c.commit();
+  BOOST_TEST(names() == 1);
+
+  // A rollback forgets what was to go with the commit: the next COMMIT is a plain one.
+  c.begin_write();
+  c.commit_with("SELECT 1 / 0");
+  c.rollback();
+  c.begin_write();
+  c.execute("INSERT INTO queue_names (queue) VALUES ('with-commit-after-rollback')");
+  BOOST_CHECK_NO_THROW(c.commit());
+  BOOST_TEST(names() == 2);
 }
 
 BOOST_AUTO_TEST_CASE(sqlite_delivers_nothing, *utf::precondition(on_sqlite)) {
