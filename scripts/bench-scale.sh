@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154  # sourced: bench.sh sets results, work, bench, pid, port
 # Sourced by scripts/bench.sh (uses its run, expect, start_dlqd, stop_dlqd, median3, work, dlqd,
 # bench, pid, port and results); not a script of its own.
 #
