@@ -1,14 +1,10 @@
-// SqlStore: bridges awaiting coroutines to the store threads and back.
+// SqlStore: opens the database and the store threads, and bridges each operation on messages,
+// effects, trials, audit and leadership to them (the desk's side: sql_store_desk.cpp).
 #include "store/sql_store.hpp"
 
 #include <cstdio>
 #include <random>
 
-#include <boost/asio/async_result.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/prefer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <soci/soci.h>
 
 #include "store/connection.hpp"
@@ -17,70 +13,10 @@
 #include "store/entity_sql.hpp"
 #include "store/pg_leader.hpp"
 #include "store/pg_listener.hpp"
+#include "store/sql_store_jobs.hpp"
 #include "store/workers.hpp"
 
 namespace dlq::store {
-namespace asio = boost::asio;
-
-namespace {
-
-// Carries one operation to a store thread and its result back to the awaiting coroutine.
-template <class R, class Fn, class Handler>
-class Job final : public StoreJob {
- public:
-  // `handback` (writes only) learns how long each result took to reach its coroutine.
-  Job(Fn fn, Handler handler, Histogram* handback)
-      : fn_(std::move(fn)),
-        handler_(std::move(handler)),
-        handback_(handback),
-        work_(asio::prefer(asio::get_associated_executor(handler_),
-                           asio::execution::outstanding_work.tracked)) {}
-
-  void run(EntitySql& sql) override { result_ = fn_(sql); }
-
-  void complete(std::exception_ptr error) override {
-    // The tracked work travels with the handler and ends where it runs: a copy left on this
-    // (store) thread could outlive the awaiting io_context.
-    auto executor = asio::get_associated_executor(handler_);
-    using Clock = std::chrono::steady_clock;
-    auto done = handback_ ? Clock::now() : Clock::time_point{};
-    asio::post(executor, [handler = std::move(handler_), work = std::move(work_), error,
-                          result = std::move(result_), handback = handback_, done]() mutable {
-      if (handback) handback->observe(Clock::now() - done);
-      std::move(handler)(error, std::move(result));
-    });
-  }
-
- private:
-  Fn fn_;
-  Handler handler_;
-  Histogram* handback_;
-  R result_{};
-  decltype(asio::prefer(asio::get_associated_executor(std::declval<Handler&>()),
-                        asio::execution::outstanding_work.tracked)) work_;
-};
-
-}  // namespace
-
-template <class R, class Fn>
-awaitable<R> SqlStore::write(Fn fn) {
-  auto initiate = [this](auto handler, Fn f) {
-    writer_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler),
-                                                                    &writer_->handback_seconds()));
-  };
-  return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
-      std::move(initiate), asio::use_awaitable, std::move(fn));
-}
-
-template <class R, class Fn>
-awaitable<R> SqlStore::read(Fn fn) {
-  auto initiate = [this](auto handler, Fn f) {
-    readers_->submit(std::make_unique<Job<R, Fn, decltype(handler)>>(std::move(f), std::move(handler),
-                                                                     nullptr));
-  };
-  return asio::async_initiate<const asio::use_awaitable_t<>&, void(std::exception_ptr, R)>(
-      std::move(initiate), asio::use_awaitable, std::move(fn));
-}
 
 namespace {
 
@@ -385,138 +321,6 @@ awaitable<std::optional<AuditEntry>> SqlStore::audit_find(long long id) {
 
 awaitable<Purged> SqlStore::messages_purge(PurgeParams p) {
   return write<Purged>([p = std::move(p)](EntitySql& sql) { return sql.housekeeping.purge(p); });
-}
-
-awaitable<std::vector<Message>> SqlStore::messages_dead(DeadListParams p) {
-  return read<std::vector<Message>>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_list(p); });
-}
-
-awaitable<std::vector<DeadRef>> SqlStore::messages_dead_refs(DeadListParams p) {
-  return read<std::vector<DeadRef>>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_refs(p); });
-}
-
-awaitable<DeadMatch> SqlStore::dead_match(DeadMatchParams p) {
-  return read<DeadMatch>([p = std::move(p)](EntitySql& sql) { return sql.desk.dead_match(p); });
-}
-
-awaitable<std::vector<Incident>> SqlStore::incidents_list(IncidentQuery p) {
-  return read<std::vector<Incident>>(
-      [p = std::move(p)](EntitySql& sql) { return sql.incident_desk.list(p); });
-}
-
-awaitable<std::optional<Incident>> SqlStore::incident_find(std::string fingerprint,
-                                                           TimeMs from_hour, int hours) {
-  return read<std::optional<Incident>>(
-      [fingerprint = std::move(fingerprint), from_hour, hours](EntitySql& sql) {
-        return sql.incident_desk.find(fingerprint, from_hour, hours);
-      });
-}
-
-awaitable<IncidentGauges> SqlStore::incident_gauges(int top) {
-  return read<IncidentGauges>([top](EntitySql& sql) { return sql.incident_desk.gauges(top); });
-}
-
-awaitable<std::optional<IncidentMuted>> SqlStore::incident_mute(IncidentMuteParams p) {
-  return write<std::optional<IncidentMuted>>(
-      [p = std::move(p)](EntitySql& sql) { return sql.incident_desk.mute(p); });
-}
-
-awaitable<std::vector<IncidentAlert>> SqlStore::incidents_alert(IncidentAlertParams p) {
-  return write<std::vector<IncidentAlert>>(
-      [p](EntitySql& sql) { return sql.incident_desk.alert(p); });
-}
-
-awaitable<IncidentsPruned> SqlStore::incidents_prune(IncidentPruneParams p) {
-  return write<IncidentsPruned>([p](EntitySql& sql) { return sql.incidents.prune(p); });
-}
-
-awaitable<std::vector<UnprintedDead>> SqlStore::incidents_unprinted(MessageId after, int limit) {
-  return read<std::vector<UnprintedDead>>(
-      [after, limit](EntitySql& sql) { return sql.backfill.unprinted(after, limit); });
-}
-
-awaitable<long long> SqlStore::incidents_backfill(std::vector<PrintedDead> rows) {
-  return write<long long>(
-      [rows = std::move(rows)](EntitySql& sql) { return sql.backfill.write(rows); });
-}
-
-// Not a coroutine: GCC 12 mishandles a lambda temporary holding strings inside a co_await
-// expression (the job received a bitwise copy of the frame's strings; valgrind showed the free).
-awaitable<bool> SqlStore::batch_preview_save(BatchPreview p) {
-  return write<bool>([p = std::move(p)](EntitySql& sql) {
-    sql.desk.preview_save(p);
-    return true;
-  });
-}
-
-awaitable<Result<Confirmed>> SqlStore::run_start(RunStartParams p) {
-  return write<Result<Confirmed>>([p = std::move(p)](EntitySql& sql) { return sql.desk.start_run(p); });
-}
-
-awaitable<Result<Confirmed>> SqlStore::batch_confirm(ConfirmParams p) {
-  return write<Result<Confirmed>>([p = std::move(p)](EntitySql& sql) { return sql.desk.confirm(p); });
-}
-
-awaitable<DismissBatch> SqlStore::messages_dismiss_batch(DismissBatchParams p) {
-  return write<DismissBatch>([p = std::move(p)](EntitySql& sql) { return sql.desk.dismiss_batch(p); });
-}
-
-awaitable<std::optional<ReplayRun>> SqlStore::replay_run_find(long long id) {
-  return read<std::optional<ReplayRun>>([id](EntitySql& sql) { return sql.runs.find(id); });
-}
-
-awaitable<std::vector<ReplayRun>> SqlStore::replay_runs_list(RunListParams p) {
-  return read<std::vector<ReplayRun>>([p](EntitySql& sql) { return sql.runs.list(p); });
-}
-
-awaitable<RunStep> SqlStore::replay_run_step(RunStepParams p) {
-  return write<RunStep>([p = std::move(p)](EntitySql& sql) { return sql.runs.step(p); });
-}
-
-awaitable<Result<ReplayRun>> SqlStore::replay_run_change(RunChangeParams p) {
-  return write<Result<ReplayRun>>([p = std::move(p)](EntitySql& sql) { return sql.runs.change(p); });
-}
-
-awaitable<Result<std::optional<SqsQueueRow>>> SqlStore::sqs_queue_change(std::string name,
-                                                                          DecideSqsQueue decide) {
-  return write<Result<std::optional<SqsQueueRow>>>(
-      [name = std::move(name), decide = std::move(decide)](EntitySql& sql) {
-        return sql.sqs_queues.change(name, decide);
-      });
-}
-
-awaitable<std::optional<SqsQueueRow>> SqlStore::sqs_queue_find(std::string name) {
-  return read<std::optional<SqsQueueRow>>(
-      [name = std::move(name)](EntitySql& sql) { return sql.sqs_queues.find(name); });
-}
-
-awaitable<std::vector<SqsQueueRow>> SqlStore::sqs_queues_page(SqsQueuePage p) {
-  return read<std::vector<SqsQueueRow>>(
-      [p = std::move(p)](EntitySql& sql) { return sql.sqs_queues.page(p); });
-}
-
-awaitable<bool> SqlStore::sqs_queue_delete(std::string name) {
-  return write<bool>([name = std::move(name)](EntitySql& sql) { return sql.sqs_queues.remove(name); });
-}
-
-awaitable<std::vector<Message>> SqlStore::sqs_dead_receive(SqsDeadReceive p) {
-  return write<std::vector<Message>>(
-      [p = std::move(p)](EntitySql& sql) { return sql.sqs_queues.dead_receive(p); });
-}
-
-awaitable<bool> SqlStore::sqs_dead_hide(SqsDeadHide p) {
-  return write<bool>([p = std::move(p)](EntitySql& sql) { return sql.sqs_queues.dead_hide(p); });
-}
-
-awaitable<SqsDeadCounts> SqlStore::sqs_dead_counts(std::string dlq, TimeMs now) {
-  return read<SqsDeadCounts>([dlq = std::move(dlq), now](EntitySql& sql) {
-    return sql.sqs_queues.dead_counts(dlq, now);
-  });
-}
-
-awaitable<long long> SqlStore::dead_count(std::string queue) {
-  return read<long long>(
-      [queue = std::move(queue)](EntitySql& sql) { return sql.sqs_queues.dead_count(queue); });
 }
 
 void SqlStore::campaign(LeadershipCallback callback) {
