@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 
 #include "http/sqs_fields.hpp"
+#include "http/sqs_query.hpp"
 
 namespace dlq::http::sqs {
 namespace json = boost::json;
@@ -32,28 +33,15 @@ bool valid_attribute_name(std::string_view n) {
 
 }  // namespace
 
-// SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF (the JSON
-// parser already holds the text to valid UTF-8).
+// SQS's allowed characters: #x9 #xA #xD #x20-#xD7FF #xE000-#xFFFD #x10000-#x10FFFF, XML's Char
+// (malformed UTF-8 is not allowed either).
 bool allowed_text(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    std::uint32_t cp = 0;
-    std::size_t len = 1;
-    if (c < 0x80) cp = c;
-    else if ((c >> 5) == 0x6) { cp = c & 0x1f; len = 2; }
-    else if ((c >> 4) == 0xe) { cp = c & 0x0f; len = 3; }
-    else { cp = c & 0x07; len = 4; }
-    if (i + len > s.size()) return false;
-    for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
-    bool ok = cp == 0x9 || cp == 0xA || cp == 0xD || (cp >= 0x20 && cp <= 0xD7FF) ||
-              (cp >= 0xE000 && cp <= 0xFFFD) || (cp >= 0x10000 && cp <= 0x10FFFF);
-    if (!ok) return false;
-    i += len;
+    auto cp = query::next_code_point(s, i);
+    if (!cp || !query::xml_char(*cp)) return false;
   }
   return true;
 }
-
-
 
 // MessageAttributes as sent, validated: at most 10, SQS's name and DataType rules.
 std::vector<Attribute> message_attributes(const json::object& in) {

@@ -51,6 +51,10 @@ std::string error_xml(bool sender, std::string_view code, std::string_view messa
 // sequence starts (overlong forms, surrogates and values past U+10FFFF are not well-formed).
 std::optional<char32_t> next_code_point(std::string_view s, std::size_t& i);
 
+// XML 1.0's Char production, which is also the set SQS allows in a message body or attribute:
+// anything else cannot appear in a document, not even as a reference.
+bool xml_char(char32_t c);
+
 // `s` as XML character data: markup characters escaped, CR, LF and TAB as character references
 // (a parser would otherwise normalise CR and CRLF to LF), and what XML 1.0 cannot carry (control
 // characters, malformed UTF-8) as U+FFFD.

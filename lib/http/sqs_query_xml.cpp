@@ -16,12 +16,6 @@ namespace json = boost::json;
 
 namespace {
 
-// XML 1.0's Char production: anything else cannot appear in a document, not even as a reference.
-bool xml_char(char32_t c) {
-  return c == 0x9 || c == 0xA || c == 0xD || (c >= 0x20 && c <= 0xD7FF) ||
-         (c >= 0xE000 && c <= 0xFFFD) || (c >= 0x10000 && c <= 0x10FFFF);
-}
-
 // ---- the answers -------------------------------------------------------------------------------
 
 constexpr std::string_view kProlog = "<?xml version=\"1.0\"?>";
