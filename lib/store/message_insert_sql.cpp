@@ -1,8 +1,11 @@
 // Enqueue's statements, each beside its named binds: one INSERT per message (or, on
-// PostgreSQL, one for a keyless batch), and the holder of an idempotency key to hand back.
+// PostgreSQL, one for every keyless request of a transaction), and the holder of an idempotency
+// key to hand back.
 #include "store/message_insert_sql.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <stdexcept>
 
 #include <boost/json/array.hpp>
@@ -72,39 +75,47 @@ struct InsertMessageGuarded : InsertMessage {
   }
 };
 
-// PostgreSQL: many messages without idempotency keys in one statement (one round trip). The
-// rows are inserted in the order of the sorted SELECT and the identity default is evaluated as
-// each is inserted, so the ids ascend in input order (a store test checks it).
+// PostgreSQL: the waiting keyless requests of a transaction, of any queues, in one statement
+// (one round trip; docs/performance.md). json_to_recordset parses the array once. The rows are
+// inserted in the order of the sorted SELECT and the identity default is evaluated as each is
+// inserted, so the ids ascend in input order (a store test checks it).
 struct InsertMessages {
-  std::string queue, items;  // items: a JSON array of the new messages
-  long long now = 0;
+  std::string items;   // a JSON array of the new messages, each with its queue, time and ord
+  std::string queues;  // the guarded form: a JSON array of the queues' names
   long long id = 0;
+  std::string queue;
 
-  static std::string sql(const Dialect&) { return body(""); }
-  // `from`: more of the FROM list (the guarded form's locked name).
-  static std::string body(const std::string& from) {
-    return "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
-           "created_at, updated_at, priority, job_type, life_started_at, status_at) "
-           "SELECT :queue, item->>'payload', 'pending', 0, CAST(item->>'max_retries' AS BIGINT), "
-           "CAST(item->>'run_at' AS BIGINT), :now, :now, CAST(item->>'priority' AS BIGINT), "
-           "item->>'job_type', :now, :now "
-           "FROM json_array_elements(CAST(:items AS json)) WITH ORDINALITY AS t(item, ord)" +
-           from + " ORDER BY ord RETURNING id";
+  static std::string sql(const Dialect&) { return body("", ""); }
+  // `with`, `where`: the guarded form's locked names.
+  static std::string body(const std::string& with, const std::string& where) {
+    return with +
+           "INSERT INTO messages (queue, payload, status, retry_count, max_retries, retry_after, "
+           "created_at, updated_at, priority, job_type, sqs_attributes, life_started_at, "
+           "status_at) SELECT t.queue, t.payload, 'pending', 0, t.max_retries, t.run_at, t.now, "
+           "t.now, t.priority, t.job_type, t.sqs_attributes, t.now, t.now "
+           "FROM json_to_recordset(CAST(:items AS json)) AS t(ord BIGINT, queue TEXT, "
+           "payload TEXT, max_retries BIGINT, run_at BIGINT, now BIGINT, priority BIGINT, "
+           "job_type TEXT, sqs_attributes TEXT)" +
+           where + " ORDER BY t.ord RETURNING id, queue";
   }
   void exchange(soci::statement& st, const Dialect&) {
     st.exchange(into(id));
-    st.exchange(use(queue, "queue"));
-    st.exchange(use(now, "now"));
+    st.exchange(into(queue));
     st.exchange(use(items, "items"));
   }
 };
 
-// The batch with its queue's name found and locked, as InsertMessageGuarded: no rows when the
-// name is not kept yet.
+// The same with the queues' names found and key-share locked (QueueNamesSql::admit's lock) in
+// the statement: a queue whose name is not kept yet stores no row.
 struct InsertMessagesGuarded : InsertMessages {
   static std::string sql(const Dialect&) {
-    return "WITH name AS (SELECT 1 FROM queue_names WHERE queue = :queue FOR KEY SHARE) " +
-           body(", name");
+    return body("WITH name AS MATERIALIZED (SELECT queue FROM queue_names WHERE queue IN "
+                "(SELECT json_array_elements_text(CAST(:queues AS json))) FOR KEY SHARE) ",
+                " WHERE t.queue IN (SELECT queue FROM name)");
+  }
+  void exchange(soci::statement& st, const Dialect& d) {
+    InsertMessages::exchange(st, d);
+    st.exchange(use(queues, "queues"));
   }
 };
 
@@ -146,13 +157,20 @@ Message stored_message(const std::string& queue, const NewMessage& m, TimeMs now
   return out;
 }
 
+Result<std::vector<Inserted>> refusal(long long max_queues) {
+  return Error::validation({{"queue",
+                             "too many queues: at most " + std::to_string(max_queues) +
+                                 " may hold messages (limits.max_queues)",
+                             "limit"}});
+}
+
 }  // namespace
 
 struct MessageInsertSql::Statements {
   Prepared<InsertMessage> insert;
   Prepared<InsertMessageGuarded> insert_guarded;
-  Prepared<InsertMessages> insert_many;
-  Prepared<InsertMessagesGuarded> insert_many_guarded;
+  Prepared<InsertMessages> insert_waiting;
+  Prepared<InsertMessagesGuarded> insert_waiting_guarded;
   Prepared<FindKeyHolder> find_key_holder;
 };
 
@@ -200,42 +218,6 @@ std::optional<Message> MessageInsertSql::key_holder(const std::string& queue, co
   return s.binds().row.to_message();
 }
 
-std::vector<Inserted> MessageInsertSql::insert_many(const InsertParams& p, bool guarded) {
-  boost::json::array items;
-  items.reserve(p.messages.size());
-  for (const auto& m : p.messages) {
-    boost::json::object item;
-    item["payload"] = m.payload;
-    item["max_retries"] = m.max_retries;
-    item["priority"] = m.priority;
-    if (m.run_at) item["run_at"] = *m.run_at;
-    if (m.job_type) item["job_type"] = *m.job_type;
-    items.push_back(std::move(item));
-  }
-  std::vector<MessageId> ids;
-  ids.reserve(p.messages.size());
-  auto run = [&](auto& s) {
-    s.binds().queue = p.queue;
-    s.binds().now = p.now;
-    s.binds().items = boost::json::serialize(items);
-    for_each_row(c_, s.on(c_), [&] { ids.push_back(s.binds().id); });
-  };
-  if (guarded) {
-    run(kept_->insert_many_guarded);
-    if (ids.empty()) return {};  // the name is not kept yet
-  } else {
-    run(kept_->insert_many);
-  }
-  if (ids.size() != p.messages.size()) throw std::runtime_error("batch insert lost rows");
-  std::sort(ids.begin(), ids.end());
-  std::vector<Inserted> out;
-  out.reserve(ids.size());
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    out.push_back({stored_message(p.queue, p.messages[i], p.now, ids[i]), true});
-  }
-  return out;
-}
-
 Result<std::vector<Inserted>> MessageInsertSql::insert(const InsertParams& p) {
   auto rows = insert_rows(p);
   if (rows) store_sqs_attributes(p, *rows);
@@ -255,30 +237,12 @@ void MessageInsertSql::store_sqs_attributes(const InsertParams& p, std::vector<I
 }
 
 Result<std::vector<Inserted>> MessageInsertSql::insert_rows(const InsertParams& p) {
-  auto refused = [&]() -> Result<std::vector<Inserted>> {
-    return Error::validation({{"queue",
-                               "too many queues: at most " + std::to_string(p.max_queues) +
-                                   " may hold messages (limits.max_queues)",
-                               "limit"}});
-  };
+  auto refused = [&] { return refusal(p.max_queues); };
   // PostgreSQL: the transaction's first INSERT into the queue finds and locks the name itself;
   // only when it stores nothing does admit() look, add or refuse the name (a refusal then still
   // leaves nothing behind). SQLite, or a name this transaction holds: admitted first.
   bool guarded = !c_.is_sqlite() && !names_.holds(p.queue);
   if (!guarded && !names_.admit(p.queue, p.max_queues)) return refused();
-  bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
-                              [](const NewMessage& m) { return m.idempotency_key.has_value(); });
-  if (c_.dialect().combines_statements && keyless && p.messages.size() > 1) {
-    if (guarded) {
-      auto out = insert_many(p, true);
-      if (!out.empty()) {
-        names_.hold(p.queue);
-        return out;
-      }
-      if (!names_.admit(p.queue, p.max_queues)) return refused();
-    }
-    return insert_many(p, false);
-  }
   std::vector<Inserted> out;
   out.reserve(p.messages.size());
   for (const auto& m : p.messages) {
@@ -310,5 +274,129 @@ Result<std::vector<Inserted>> MessageInsertSql::insert_rows(const InsertParams& 
   }
   return out;
 }
+
+// ---- keyless requests on PostgreSQL, stored together at the commit -------------------------
+
+void MessageInsertSql::insert_later(InsertParams p,
+                                    const std::function<void(const Message&)>& created) {
+  bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
+                              [](const NewMessage& m) { return m.idempotency_key.has_value(); });
+  if (c_.dialect().combines_statements && keyless && !p.messages.empty()) {
+    blocks_.push_back({std::move(p), std::nullopt});
+    return;
+  }
+  auto answer = insert(p);
+  if (answer) {
+    for (const auto& i : *answer) {
+      if (i.created) created(i.message);
+    }
+  }
+  blocks_.push_back({InsertParams{}, std::move(answer)});
+}
+
+std::vector<std::pair<MessageId, std::string>> MessageInsertSql::store_waiting(
+    const std::vector<Block*>& waiting, bool guarded) {
+  boost::json::array items;
+  std::set<std::string> queues;
+  long long ord = 0;
+  for (const Block* b : waiting) {
+    queues.insert(b->params.queue);
+    for (const auto& m : b->params.messages) {
+      boost::json::object item;
+      item["ord"] = ord++;
+      item["queue"] = b->params.queue;
+      item["payload"] = m.payload;
+      item["max_retries"] = m.max_retries;
+      item["priority"] = m.priority;
+      item["now"] = b->params.now;
+      if (m.run_at) item["run_at"] = *m.run_at;
+      if (m.job_type) item["job_type"] = *m.job_type;
+      if (m.sqs_attributes) item["sqs_attributes"] = *m.sqs_attributes;
+      items.push_back(std::move(item));
+    }
+  }
+  std::vector<std::pair<MessageId, std::string>> rows;
+  rows.reserve(static_cast<std::size_t>(ord));
+  auto run = [&](auto& s) {
+    s.binds().items = boost::json::serialize(items);
+    for_each_row(c_, s.on(c_), [&] { rows.emplace_back(s.binds().id, s.binds().queue); });
+  };
+  if (guarded) {
+    auto& s = kept_->insert_waiting_guarded;
+    s.binds().queues = boost::json::serialize(boost::json::array(queues.begin(), queues.end()));
+    run(s);
+  } else {
+    run(kept_->insert_waiting);
+  }
+  std::sort(rows.begin(), rows.end());
+  return rows;
+}
+
+// The rows of one statement to their requests: a queue's rows all came back or none did, and
+// their ids ascend in the order the messages were sent.
+void MessageInsertSql::answer_waiting(const std::vector<Block*>& waiting,
+                                      const std::vector<std::pair<MessageId, std::string>>& rows,
+                                      const std::function<void(const Message&)>& created) {
+  std::set<std::string> stored;
+  for (const auto& row : rows) stored.insert(row.second);
+  std::size_t next = 0;
+  for (Block* b : waiting) {
+    if (!stored.contains(b->params.queue)) continue;
+    std::vector<Inserted> out;
+    out.reserve(b->params.messages.size());
+    for (const auto& m : b->params.messages) {
+      if (next == rows.size()) throw std::runtime_error("batch insert lost rows");
+      out.push_back({stored_message(b->params.queue, m, b->params.now, rows[next++].first), true});
+      created(out.back().message);
+    }
+    b->result = std::move(out);
+  }
+  if (next != rows.size()) throw std::runtime_error("batch insert stored rows nobody sent");
+}
+
+void MessageInsertSql::flush(const std::function<void(const Message&)>& created) {
+  std::vector<Block*> waiting;
+  for (auto& b : blocks_) {
+    if (!b.result) waiting.push_back(&b);
+  }
+  if (waiting.empty()) return;
+  // A name this transaction does not hold yet is found and locked by the INSERT itself; only
+  // the queues that stored nothing are admitted (or refused) one by one, and tried again.
+  bool guarded = std::any_of(waiting.begin(), waiting.end(),
+                             [&](const Block* b) { return !names_.holds(b->params.queue); });
+  answer_waiting(waiting, store_waiting(waiting, guarded), created);
+  if (!guarded) return;
+  std::vector<Block*> again;
+  std::map<std::string, bool> admitted;
+  for (Block* b : waiting) {
+    if (b->result) {
+      names_.hold(b->params.queue);
+      continue;
+    }
+    auto [it, first] = admitted.try_emplace(b->params.queue, false);
+    if (first) it->second = names_.admit(b->params.queue, b->params.max_queues);
+    if (it->second) {
+      again.push_back(b);
+    } else {
+      b->result = refusal(b->params.max_queues);
+    }
+  }
+  if (again.empty()) return;
+  answer_waiting(again, store_waiting(again, false), created);
+  for (const Block* b : again) {
+    if (!b->result) throw std::runtime_error("batch insert lost rows");
+  }
+}
+
+Result<std::vector<Inserted>> MessageInsertSql::take() {
+  if (blocks_.empty() || !blocks_.front().result) {
+    throw std::logic_error("an enqueue's answer taken before the commit stored it");
+  }
+  auto out = std::move(*blocks_.front().result);
+  blocks_.pop_front();
+  return out;
+}
+
+void MessageInsertSql::discard() { blocks_.clear(); }
 
 }  // namespace dlq::store

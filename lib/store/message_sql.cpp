@@ -166,14 +166,8 @@ MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names,
 
 MessageSql::~MessageSql() = default;
 
-Result<std::vector<Inserted>> MessageSql::insert(const InsertParams& p) {
-  auto inserted = inserts_.insert(p);
-  if (inserted) {
-    for (const auto& i : *inserted) {
-      if (i.created) note_due(i.message);
-    }
-  }
-  return inserted;
+void MessageSql::insert_later(InsertParams p) {
+  inserts_.insert_later(std::move(p), [this](const Message& m) { note_due(m); });
 }
 
 // ---- transitions -----------------------------------------------------------------------------
@@ -352,11 +346,13 @@ void MessageSql::note_death(const Message& before, const Message& next) {
 }
 
 void MessageSql::discard_pending() {
+  inserts_.discard();
   notes_.clear();
   deaths_.clear();
 }
 
 void MessageSql::before_commit() {
+  inserts_.flush([this](const Message& m) { note_due(m); });
   for (const auto& [queue, due] : notes_) {
     // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters). It
     // travels with the COMMIT (a round trip fewer per group; docs/performance.md).

@@ -31,8 +31,12 @@ class MessageSql {
   MessageSql(const MessageSql&) = delete;
   MessageSql& operator=(const MessageSql&) = delete;
 
-  // Enqueue (MessageInsertSql::insert); the new messages are announced before the commit.
-  Result<std::vector<Inserted>> insert(const InsertParams& p);
+  // Enqueue (MessageInsertSql::insert_later): on PostgreSQL a request without idempotency keys
+  // is stored with the transaction's other such requests just before the commit, so its answer
+  // is taken after before_commit(), with take_inserted() (the oldest request's first). The new
+  // messages are announced before the commit.
+  void insert_later(InsertParams p);
+  Result<std::vector<Inserted>> take_inserted() { return inserts_.take(); }
   // Reads the message under a lock, lets p.decide compute the transition, writes it with its
   // history and audit entry.
   Result<Message> update(const UpdateParams& p);
@@ -45,7 +49,8 @@ class MessageSql {
   // at commit (PostgreSQL NOTIFY), as a message that became due is.
   void note_work(const std::string& queue);
 
-  // Just before the transaction commits: messages that became due in it are announced to other
+  // Just before the transaction commits: the waiting enqueues are stored, then messages that
+  // became due in it are announced to other
   // nodes (PostgreSQL NOTIFY), and the deaths it made are added to dead_letter_hours, in
   // (queue, hour) order so that concurrent transactions lock those rows in one order. A
   // rolled-back change does neither.

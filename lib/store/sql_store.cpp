@@ -124,8 +124,14 @@ double SqlStore::operations_per_commit() const {
 }
 
 awaitable<Result<std::vector<Inserted>>> SqlStore::messages_insert(InsertParams p) {
-  return write<Result<std::vector<Inserted>>>(
-      [p = std::move(p)](EntitySql& sql) { return sql.messages.insert(p); });
+  using Answer = Result<std::vector<Inserted>>;
+  // The answer is taken once the group's before_commit has stored it (MessageSql::insert_later).
+  return write<Answer>(
+      [p = std::move(p)](EntitySql& sql) {
+        sql.messages.insert_later(p);
+        return Answer(std::vector<Inserted>{});
+      },
+      [](EntitySql& sql, Answer& answer) { answer = sql.messages.take_inserted(); });
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_list(ListParams p) {

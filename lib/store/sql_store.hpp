@@ -117,6 +117,9 @@ class SqlStore final : public Store {
  private:
   template <class R, class Fn>
   awaitable<R> write(Fn fn);
+  // `settle(sql, result)` completes the result after the group's before_commit (StoreJob::settle).
+  template <class R, class Fn, class Settle>
+  awaitable<R> write(Fn fn, Settle settle);
   template <class R, class Fn>
   awaitable<R> read(Fn fn);
 

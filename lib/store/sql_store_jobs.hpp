@@ -21,19 +21,28 @@ namespace dlq::store {
 namespace detail {
 namespace asio = boost::asio;
 
+// A job whose result run() gives whole.
+struct NoSettle {
+  template <class R>
+  void operator()(EntitySql&, R&) const {}
+};
+
 // Carries one operation to a store thread and its result back to the awaiting coroutine.
-template <class R, class Fn, class Handler>
+// `Settle` (writes only) completes the result after the group's before_commit (StoreJob::settle).
+template <class R, class Fn, class Handler, class Settle = NoSettle>
 class Job final : public StoreJob {
  public:
   // `handback` (writes only) learns how long each result took to reach its coroutine.
-  Job(Fn fn, Handler handler, Histogram* handback)
+  Job(Fn fn, Handler handler, Histogram* handback, Settle settle = {})
       : fn_(std::move(fn)),
+        settle_(std::move(settle)),
         handler_(std::move(handler)),
         handback_(handback),
         work_(asio::prefer(asio::get_associated_executor(handler_),
                            asio::execution::outstanding_work.tracked)) {}
 
   void run(EntitySql& sql) override { result_ = fn_(sql); }
+  void settle(EntitySql& sql) override { settle_(sql, result_); }
 
   void complete(std::exception_ptr error) override {
     // The tracked work travels with the handler and ends where it runs: a copy left on this
@@ -50,6 +59,7 @@ class Job final : public StoreJob {
 
  private:
   Fn fn_;
+  Settle settle_;
   Handler handler_;
   Histogram* handback_;
   R result_{};
@@ -61,9 +71,14 @@ class Job final : public StoreJob {
 
 template <class R, class Fn>
 awaitable<R> SqlStore::write(Fn fn) {
-  auto initiate = [this](auto handler, Fn f) {
-    writer_->submit(std::make_unique<detail::Job<R, Fn, decltype(handler)>>(
-        std::move(f), std::move(handler), &writer_->handback_seconds()));
+  return write<R>(std::move(fn), detail::NoSettle{});
+}
+
+template <class R, class Fn, class Settle>
+awaitable<R> SqlStore::write(Fn fn, Settle settle) {
+  auto initiate = [this, settle = std::move(settle)](auto handler, Fn f) mutable {
+    writer_->submit(std::make_unique<detail::Job<R, Fn, decltype(handler), Settle>>(
+        std::move(f), std::move(handler), &writer_->handback_seconds(), std::move(settle)));
   };
   return detail::asio::async_initiate<const detail::asio::use_awaitable_t<>&,
                                       void(std::exception_ptr, R)>(

@@ -216,6 +216,7 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   }
   try {
     s.sql->before_commit();
+    for (auto& job : batch) job->settle(*s.sql);
   } catch (...) {
     // The group's own writes are done, but what goes with its commit (NOTIFY, the hourly
     // counts) failed: roll back, or the connection stays in a failed transaction (PostgreSQL
@@ -259,6 +260,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   try {
     job.run(*s.sql);
     s.sql->before_commit();
+    job.settle(*s.sql);
     stats_.statements_seconds.observe(std::chrono::steady_clock::now() - began);
     in_transaction = false;  // a failed COMMIT ends the transaction too
     if (answer_before_commit_) job.complete(nullptr);

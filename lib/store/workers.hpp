@@ -29,6 +29,9 @@ class StoreJob {
   // Does the job's database work. May run twice: if a neighbour in its group throws, the group
   // is rolled back and every job runs again in a transaction of its own.
   virtual void run(EntitySql& sql) = 0;
+  // After the group's before_commit() and before its COMMIT: an answer that run() left to the
+  // commit's preparation is taken (an enqueue stored with its group, MessageSql::insert_later).
+  virtual void settle(EntitySql&) {}
   // Called exactly once, after the commit (error null) or with the fault that stopped it.
   virtual void complete(std::exception_ptr error) = 0;
 };

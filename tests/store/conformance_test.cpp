@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -595,6 +596,61 @@ BOOST_AUTO_TEST_CASE(concurrent_writes_share_commits_and_all_land) {
   all.limit = 100;
   all.offset = kWrites - 100;
   BOOST_TEST(wait(store->messages_list(all)).size() == 100u);
+  BOOST_TEST(store->operations_per_commit() > 1.0);
+}
+
+// PostgreSQL stores a group's keyless enqueues, of any queues, in one statement at its commit
+// (MessageSql::insert_later). Each request must still get its own messages, as stored, and a
+// queue over limits.max_queues must refuse its own requests only.
+BOOST_AUTO_TEST_CASE(concurrent_enqueues_to_several_queues_each_get_their_own_answer) {
+  insert("a", "kept", T);
+  constexpr int kRequests = 90;
+  std::vector<store::InsertParams> sent;
+  std::vector<std::future<Result<std::vector<store::Inserted>>>> futures;
+  for (int i = 0; i < kRequests; ++i) {
+    store::InsertParams p{std::string(1, static_cast<char>('a' + i % 3)), {}, T + i, 2};
+    for (int k = 0; k <= i % 3; ++k) {
+      store::NewMessage n;
+      n.payload = std::to_string(i) + "/" + std::to_string(k);
+      n.priority = i % 5;
+      if (i % 4 == 0) n.job_type = "t" + std::to_string(i);
+      if (i % 7 == 0) n.idempotency_key = n.payload;  // stored at once
+      p.messages.push_back(n);
+    }
+    sent.push_back(p);
+    futures.push_back(asio::co_spawn(ioc, store->messages_insert(p), asio::use_future));
+  }
+  ioc.restart();
+  std::map<std::string, std::pair<int, int>> by_queue;  // queue -> (stored, refused)
+  for (int i = 0; i < kRequests; ++i) {
+    auto& f = futures[static_cast<std::size_t>(i)];
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    auto answer = f.get();
+    const store::InsertParams& p = sent[static_cast<std::size_t>(i)];
+    if (!answer) {
+      BOOST_TEST(answer.error().fields.at(0).code == "limit");
+      ++by_queue[p.queue].second;
+      continue;
+    }
+    ++by_queue[p.queue].first;
+    BOOST_REQUIRE_EQUAL(answer->size(), p.messages.size());
+    for (std::size_t k = 0; k < answer->size(); ++k) {
+      const Message& m = (*answer)[k].message;
+      BOOST_TEST((*answer)[k].created);
+      if (k > 0) BOOST_TEST(m.id > (*answer)[k - 1].message.id);
+      BOOST_TEST(m.payload == p.messages[k].payload);
+      BOOST_TEST(m.created_at == p.now);
+      auto found = wait(store->message_find(p.queue, m.id));
+      BOOST_REQUIRE(found.has_value());
+      check_same_message(*found, m);
+    }
+  }
+  // "a" was kept; of "b" and "c" the first admitted takes the second place, the other is
+  // refused, every one of its requests.
+  BOOST_TEST(by_queue["a"].first == kRequests / 3);
+  BOOST_TEST(by_queue["b"].first + by_queue["c"].first == kRequests / 3);
+  BOOST_TEST(by_queue["b"].second + by_queue["c"].second == kRequests / 3);
+  BOOST_TEST((by_queue["b"].first == 0 || by_queue["c"].first == 0));
   BOOST_TEST(store->operations_per_commit() > 1.0);
 }
 
