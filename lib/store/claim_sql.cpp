@@ -4,8 +4,12 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <stdexcept>
+#include <utility>
 
 #include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
 #include "store/message_row.hpp"
@@ -88,6 +92,43 @@ struct PayloadById {
   }
 };
 
+// PostgreSQL: the waiting claims of a commit group on one queue and filter, one statement
+// (ClaimSql::flush). The rows are taken in claim order as one claim of them all would take them
+// (due at the earliest claim's time), numbered, and handed out in the claims' order: each claim's
+// rows are the numbers [lo, hi]. Each claim's own lease, worker and time are set on its rows and
+// its payload share applies to them; `ord` says whose each row is.
+struct ClaimWaiting : ClaimFilter {
+  MessageRow row;
+  std::string claims;  // a JSON array: one object per claim (rq_* below)
+  long long bytes = 0, ord = 0;
+
+  static std::string sql(const Dialect& d) {
+    std::string columns = kColumns;
+    columns.replace(columns.find("payload"), 7,
+                    "CASE WHEN octet_length(payload) <= rq_per_row THEN payload ELSE '' END");
+    return "WITH rq AS (SELECT * FROM json_to_recordset(CAST(:claims AS json)) AS r(rq_ord BIGINT, "
+           "rq_lo BIGINT, rq_hi BIGINT, rq_token TEXT, rq_until BIGINT, rq_worker TEXT, "
+           "rq_version TEXT, rq_now BIGINT, rq_per_row BIGINT)), "
+           "picked AS (SELECT id AS picked_id, row_number() OVER (ORDER BY priority DESC, "
+           "created_at, id) AS picked_rn FROM (" +
+           claimable(d, "id, priority, created_at") + d.for_update_skip_locked +
+           ") AS c) "
+           "UPDATE messages SET status = 'processing', lease_id = rq_token || '-' || id, "
+           "lease_expires_at = rq_until, worker = rq_worker, worker_version = rq_version, "
+           "attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, rq_now), "
+           "last_attempt_at = rq_now, updated_at = rq_now, status_at = rq_now "
+           "FROM picked JOIN rq ON picked_rn BETWEEN rq_lo AND rq_hi WHERE id = picked_id "
+           "RETURNING " + columns + ", octet_length(payload), rq_ord";
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    st.exchange(soci::into(bytes));
+    st.exchange(soci::into(ord));
+    st.exchange(use(claims, "claims"));
+    exchange_filter(st);
+  }
+};
+
 // SQLite's claim, first step: the claimable rows.
 struct ClaimSelect : ClaimFilter {
   MessageRow row;
@@ -127,6 +168,7 @@ struct ClaimMark {
 
 struct ClaimSql::Statements {
   Prepared<ClaimInOne> in_one;
+  Prepared<ClaimWaiting> waiting;
   Prepared<PayloadById> payload_by_id;
   Prepared<ClaimSelect> select;
   Prepared<ClaimMark> mark;
@@ -149,6 +191,15 @@ void fill_filter(ClaimFilter& f, const ClaimParams& p) {
     for (const auto& j : p.job_types) jobs.emplace_back(j);
     f.jobs = boost::json::serialize(jobs);
   }
+}
+
+// Each claimed row's payload comes back from the claim's statement when it is at most this
+// many bytes (the claim's budget over its size), as a bind.
+std::size_t payload_share(const ClaimParams& p) {
+  return p.payload_budget / static_cast<std::size_t>(std::max(p.max, 1));
+}
+long long as_bind(std::size_t bytes) {
+  return static_cast<long long>(std::min<std::size_t>(bytes, std::numeric_limits<long long>::max()));
 }
 
 // Tells, message by message in claim order, whether its payload still fits the claim's budget:
@@ -185,12 +236,16 @@ std::vector<Message> ClaimSql::claim(const ClaimParams& p) {
   b.until = p.lease_expires_at;
   b.worker = p.worker;
   b.worker_version = p.worker_version;
-  const std::size_t share = p.payload_budget / static_cast<std::size_t>(std::max(p.max, 1));
-  b.per_row = static_cast<long long>(
-      std::min<std::size_t>(share, std::numeric_limits<long long>::max()));
+  b.per_row = as_bind(payload_share(p));
   std::vector<std::pair<Message, long long>> rows;  // with each payload's size
   for_each_row(c_, s.on(c_), [&] { rows.emplace_back(b.row.to_message(), b.bytes); });
-  // RETURNING gives no order guarantee: restore the claim order, then apply the budget in it.
+  return in_claim_order(std::move(rows), p);
+}
+
+// RETURNING gives no order guarantee: restore the claim order, then apply the budget in it.
+std::vector<Message> ClaimSql::in_claim_order(std::vector<std::pair<Message, long long>> rows,
+                                              const ClaimParams& p) {
+  const std::size_t share = payload_share(p);
   std::sort(rows.begin(), rows.end(), [](const auto& x, const auto& y) {
     const Message &a = x.first, &b = y.first;
     if (a.priority != b.priority) return a.priority > b.priority;
@@ -257,5 +312,80 @@ std::vector<Message> ClaimSql::claim_in_two_steps(const ClaimParams& p) {
   }
   return out;
 }
+
+// ---- claims on PostgreSQL, made together at the commit -------------------------------------
+
+void ClaimSql::claim_later(ClaimParams p) {
+  if (!c_.dialect().claim_in_one_statement) {
+    auto claimed = claim(p);
+    blocks_.push_back({ClaimParams{}, std::move(claimed)});
+    return;
+  }
+  blocks_.push_back({std::move(p), std::nullopt});
+}
+
+void ClaimSql::flush() {
+  // The waiting claims by queue and job types, each set in the order the claims came.
+  std::map<std::pair<std::string, std::vector<std::string>>, std::vector<Block*>> sets;
+  for (auto& b : blocks_) {
+    if (!b.result) sets[{b.params.queue, b.params.job_types}].push_back(&b);
+  }
+  for (auto& [filter, waiting] : sets) {
+    if (waiting.size() == 1) {
+      waiting.front()->result = claim(waiting.front()->params);
+      continue;
+    }
+    claim_together(waiting);
+  }
+}
+
+void ClaimSql::claim_together(const std::vector<Block*>& waiting) {
+  auto& s = kept_->waiting;
+  auto& b = s.binds();
+  ClaimParams all = waiting.front()->params;
+  boost::json::array claims;
+  long long next = 1;
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    const ClaimParams& p = waiting[i]->params;
+    const int max = std::max(p.max, 0);
+    all.now = std::min(all.now, p.now);  // due for every claim of the set
+    boost::json::object c;
+    c["rq_ord"] = static_cast<long long>(i);
+    c["rq_lo"] = next;
+    c["rq_hi"] = next + max - 1;
+    c["rq_token"] = p.lease_token;
+    c["rq_until"] = p.lease_expires_at;
+    if (p.worker) c["rq_worker"] = *p.worker;
+    if (p.worker_version) c["rq_version"] = *p.worker_version;
+    c["rq_now"] = p.now;
+    c["rq_per_row"] = as_bind(payload_share(p));
+    claims.push_back(std::move(c));
+    next += max;
+  }
+  all.max = static_cast<int>(next - 1);
+  fill_filter(b, all);
+  b.claims = boost::json::serialize(claims);
+  std::vector<std::vector<std::pair<Message, long long>>> rows(waiting.size());
+  for_each_row(c_, s.on(c_), [&] {
+    if (b.ord < 0 || static_cast<std::size_t>(b.ord) >= rows.size()) {
+      throw std::runtime_error("a combined claim answered a claim nobody made");
+    }
+    rows[static_cast<std::size_t>(b.ord)].emplace_back(b.row.to_message(), b.bytes);
+  });
+  for (std::size_t i = 0; i < waiting.size(); ++i) {
+    waiting[i]->result = in_claim_order(std::move(rows[i]), waiting[i]->params);
+  }
+}
+
+std::vector<Message> ClaimSql::take() {
+  if (blocks_.empty() || !blocks_.front().result) {
+    throw std::logic_error("a claim's answer taken before the commit made it");
+  }
+  auto out = std::move(*blocks_.front().result);
+  blocks_.pop_front();
+  return out;
+}
+
+void ClaimSql::discard() { blocks_.clear(); }
 
 }  // namespace dlq::store

@@ -48,11 +48,13 @@ struct EntitySql {
   // The transaction is about to commit / was rolled back (MessageSql::before_commit; the
   // incidents' counts after dead_letter_hours, the one order every commit takes their locks in).
   void before_commit() {
-    messages.before_commit();
+    messages.before_commit();  // stores the group's waiting enqueues first
+    claims.flush();            // so that the group's waiting claims may take them
     incidents.before_commit();
     names.end_transaction();
   }
   void discard_pending() {
+    claims.discard();
     messages.discard_pending();
     incidents.discard_pending();
     names.end_transaction();

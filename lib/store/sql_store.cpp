@@ -64,6 +64,13 @@ std::vector<Message> claim_with_trials(EntitySql& sql, const ClaimParams& p) {
   return out;
 }
 
+// A claim made with its group's (ClaimSql::claim_later), with its messages' effects.
+std::vector<Message> take_claim(EntitySql& sql) {
+  auto claimed = sql.claims.take();
+  attach_effects(sql, claimed);
+  return claimed;
+}
+
 }  // namespace
 
 SqlStore::SqlStore(SqlStoreOptions options) : options_(std::move(options)), node_(make_node_id()) {
@@ -148,6 +155,16 @@ awaitable<std::optional<Message>> SqlStore::message_find(std::string queue, Mess
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_claim(ClaimParams p) {
+  // Without trials, the claim is made with the group's other claims just before the commit
+  // (ClaimSql::claim_later); its answer is taken then.
+  if (!p.trials) {
+    return write<std::vector<Message>>(
+        [p = std::move(p)](EntitySql& sql) {
+          sql.claims.claim_later(p);
+          return std::vector<Message>{};
+        },
+        [](EntitySql& sql, std::vector<Message>& claimed) { claimed = take_claim(sql); });
+  }
   return write<std::vector<Message>>(
       [p = std::move(p)](EntitySql& sql) { return claim_with_trials(sql, p); });
 }
@@ -167,13 +184,22 @@ awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<Up
 
 awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                         ClaimParams claim) {
-  return write<AckAndClaim>([acks = std::move(acks), claim = std::move(claim)](EntitySql& sql) {
-    AckAndClaim out;
-    out.acked.reserve(acks.size());
-    for (const auto& item : acks) out.acked.push_back(sql.messages.update(item));
-    out.claimed = claim_with_trials(sql, claim);
-    return out;
-  });
+  const bool later = !claim.trials;  // as messages_claim
+  return write<AckAndClaim>(
+      [acks = std::move(acks), claim = std::move(claim)](EntitySql& sql) {
+        AckAndClaim out;
+        out.acked.reserve(acks.size());
+        for (const auto& item : acks) out.acked.push_back(sql.messages.update(item));
+        if (claim.trials) {
+          out.claimed = claim_with_trials(sql, claim);
+        } else {
+          sql.claims.claim_later(claim);
+        }
+        return out;
+      },
+      [later](EntitySql& sql, AckAndClaim& out) {
+        if (later) out.claimed = take_claim(sql);
+      });
 }
 
 awaitable<Result<EffectOutcome>> SqlStore::effect_record(EffectParams p) {

@@ -654,6 +654,75 @@ BOOST_AUTO_TEST_CASE(concurrent_enqueues_to_several_queues_each_get_their_own_an
   BOOST_TEST(store->operations_per_commit() > 1.0);
 }
 
+// PostgreSQL makes a group's claims on one queue and job types in one statement at its commit
+// (ClaimSql::claim_later): each claim must still get its own messages, none twice, in claim
+// order, under its own lease, worker and payload budget, the earlier claims served first.
+BOOST_AUTO_TEST_CASE(concurrent_claims_each_get_their_own_messages_under_their_own_lease) {
+  constexpr int kMessages = 40;
+  for (int i = 0; i < kMessages; ++i) {
+    store::NewMessage n;
+    n.priority = i % 3;
+    n.job_type = i % 4 == 0 ? "report" : "mail";
+    insert("q", std::string(static_cast<std::size_t>(10 + i), 'x'), T + i, n);
+  }
+  constexpr int kClaims = 16;
+  std::vector<store::ClaimParams> sent;
+  std::vector<std::future<std::vector<Message>>> futures;
+  for (int i = 0; i < kClaims; ++i) {
+    store::ClaimParams p = claim_params("q", T + 100 + i, 2 + i % 4);
+    p.lease_token = std::string(31, static_cast<char>('a' + i % 6)) + std::to_string(i % 10);
+    p.lease_expires_at = T + 30000 + i;
+    p.worker = "w" + std::to_string(i);
+    if (i % 5 == 0) p.job_types = {"report"};
+    if (i == 3) p.payload_budget = 1;  // only its first message's payload comes back
+    sent.push_back(p);
+    futures.push_back(asio::co_spawn(ioc, store->messages_claim(p), asio::use_future));
+  }
+  ioc.restart();
+  std::set<MessageId> seen;
+  int wanted = 0;
+  std::size_t got = 0;
+  for (int i = 0; i < kClaims; ++i) {
+    auto& f = futures[static_cast<std::size_t>(i)];
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    auto claimed = f.get();
+    const store::ClaimParams& p = sent[static_cast<std::size_t>(i)];
+    wanted += p.max;
+    got += claimed.size();
+    BOOST_TEST(claimed.size() <= static_cast<std::size_t>(p.max));
+    for (std::size_t k = 0; k < claimed.size(); ++k) {
+      const Message& m = claimed[k];
+      BOOST_TEST(seen.insert(m.id).second);
+      if (k > 0) {
+        const Message& before = claimed[k - 1];
+        BOOST_TEST((before.priority > m.priority ||
+                    (before.priority == m.priority && before.created_at < m.created_at)));
+      }
+      if (!p.job_types.empty()) BOOST_TEST(*m.job_type == "report");
+      BOOST_TEST(to_string(m.status) == "processing");
+      BOOST_TEST(*m.lease_id == p.lease_token + "-" + std::to_string(m.id));
+      BOOST_TEST(*m.lease_expires_at == p.lease_expires_at);
+      BOOST_TEST(*m.worker == *p.worker);
+      BOOST_TEST(*m.last_attempt_at == p.now);
+      BOOST_TEST(m.payload_withheld == (i == 3 && k > 0));
+      auto found = wait(store->message_find("q", m.id));
+      BOOST_REQUIRE(found.has_value());
+      BOOST_TEST(found->payload.size() == static_cast<std::size_t>(10 + (found->created_at - T)));
+      if (!m.payload_withheld) BOOST_TEST(m.payload == found->payload);
+      found->payload = m.payload;
+      found->payload_withheld = m.payload_withheld;
+      check_same_message(*found, m);
+    }
+  }
+  // Every message is taken (the claims asked for more than there are) and none is left pending.
+  BOOST_TEST(wanted > kMessages);
+  BOOST_TEST(got == static_cast<std::size_t>(kMessages));
+  store::ListParams pending;
+  pending.queue = "q";
+  pending.status = Status::pending;
+  BOOST_TEST(wait(store->messages_list(pending)).empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_failing_operation_does_not_fail_its_neighbours) {
   std::vector<Message> messages;
   for (int i = 0; i < 50; ++i) messages.push_back(insert("q", std::to_string(i), T));
