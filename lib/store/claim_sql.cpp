@@ -44,6 +44,25 @@ struct ClaimFilter {
   }
 };
 
+// What a claim sets on each row it takes (PostgreSQL), from these SQL expressions.
+std::string claimed_set(const std::string& token, const std::string& until,
+                        const std::string& worker, const std::string& version,
+                        const std::string& now) {
+  return "status = 'processing', lease_id = " + token + " || '-' || id, lease_expires_at = " +
+         until + ", worker = " + worker + ", worker_version = " + version +
+         ", attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, " + now +
+         "), last_attempt_at = " + now + ", updated_at = " + now + ", status_at = " + now;
+}
+
+// What a claim answers (PostgreSQL): every column, the payload only when it is at most
+// `per_row` bytes (else ''), then every payload's size.
+std::string claimed_columns(const std::string& per_row) {
+  std::string columns = kColumns;
+  columns.replace(columns.find("payload"), 7,
+                  "CASE WHEN octet_length(payload) <= " + per_row + " THEN payload ELSE '' END");
+  return columns + ", octet_length(payload)";
+}
+
 // PostgreSQL's claim, one statement: it sets everything a new attempt changes on the rows its
 // subquery locks (rows another transaction holds are skipped, never waited for). A payload
 // comes back only if it is at most `per_row` bytes (the budget over the claim's size), so that
@@ -56,16 +75,10 @@ struct ClaimInOne : ClaimFilter {
   std::optional<std::string> worker, worker_version;
 
   static std::string sql(const Dialect& d) {
-    std::string columns = kColumns;
-    columns.replace(columns.find("payload"), 7,
-                    "CASE WHEN octet_length(payload) <= CAST(:per_row AS BIGINT) THEN payload ELSE '' END");
-    return "UPDATE messages SET status = 'processing', lease_id = :token || '-' || id, "
-           "lease_expires_at = :until, worker = :worker, worker_version = :worker_version, "
-           "attempts = attempts + 1, "
-           "first_attempt_at = COALESCE(first_attempt_at, :now), last_attempt_at = :now, "
-           "updated_at = :now, status_at = :now "
-           "WHERE id IN (" + claimable(d, "id") + d.for_update_skip_locked + ") RETURNING " +
-           columns + ", octet_length(payload)";
+    return "UPDATE messages SET " +
+           claimed_set(":token", ":until", ":worker", ":worker_version", ":now") +
+           " WHERE id IN (" + claimable(d, "id") + d.for_update_skip_locked + ") RETURNING " +
+           claimed_columns("CAST(:per_row AS BIGINT)");
   }
   void exchange(soci::statement& st, const Dialect&) {
     row.exchange_into(st);
@@ -103,22 +116,16 @@ struct ClaimWaiting : ClaimFilter {
   long long bytes = 0, ord = 0;
 
   static std::string sql(const Dialect& d) {
-    std::string columns = kColumns;
-    columns.replace(columns.find("payload"), 7,
-                    "CASE WHEN octet_length(payload) <= rq_per_row THEN payload ELSE '' END");
     return "WITH rq AS (SELECT * FROM json_to_recordset(CAST(:claims AS json)) AS r(rq_ord BIGINT, "
            "rq_lo BIGINT, rq_hi BIGINT, rq_token TEXT, rq_until BIGINT, rq_worker TEXT, "
            "rq_version TEXT, rq_now BIGINT, rq_per_row BIGINT)), "
            "picked AS (SELECT id AS picked_id, row_number() OVER (ORDER BY priority DESC, "
            "created_at, id) AS picked_rn FROM (" +
            claimable(d, "id, priority, created_at") + d.for_update_skip_locked +
-           ") AS c) "
-           "UPDATE messages SET status = 'processing', lease_id = rq_token || '-' || id, "
-           "lease_expires_at = rq_until, worker = rq_worker, worker_version = rq_version, "
-           "attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, rq_now), "
-           "last_attempt_at = rq_now, updated_at = rq_now, status_at = rq_now "
-           "FROM picked JOIN rq ON picked_rn BETWEEN rq_lo AND rq_hi WHERE id = picked_id "
-           "RETURNING " + columns + ", octet_length(payload), rq_ord";
+           ") AS c) UPDATE messages SET " +
+           claimed_set("rq_token", "rq_until", "rq_worker", "rq_version", "rq_now") +
+           " FROM picked JOIN rq ON picked_rn BETWEEN rq_lo AND rq_hi WHERE id = picked_id "
+           "RETURNING " + claimed_columns("rq_per_row") + ", rq_ord";
   }
   void exchange(soci::statement& st, const Dialect&) {
     row.exchange_into(st);
