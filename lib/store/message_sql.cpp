@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+
 #include "store/audit_sql.hpp"
 #include "store/effect_sql.hpp"
 #include "store/incident_sql.hpp"
@@ -34,6 +37,22 @@ struct SelectForUpdate {
     row.exchange_into(st);
     st.exchange(use(id, "id"));
     st.exchange(use(queue, "queue"));
+  }
+};
+
+// PostgreSQL: the messages a group's jobs will lock, locked in id order and read in one
+// statement (MessageSql::lock_later).
+struct SelectNamedForUpdate {
+  MessageRow row;
+  std::string ids;  // a JSON array
+
+  static std::string sql(const Dialect& d) {
+    return "SELECT " + kColumns + " FROM messages WHERE id IN (" + d.json_ids("ids") +
+           ") ORDER BY id" + d.for_update;
+  }
+  void exchange(soci::statement& st, const Dialect&) {
+    row.exchange_into(st);
+    st.exchange(use(ids, "ids"));
   }
 };
 
@@ -145,6 +164,7 @@ struct SelectExpired {
 
 struct MessageSql::Statements {
   Prepared<SelectForUpdate> select_for_update;
+  Prepared<SelectNamedForUpdate> select_named;
   Prepared<KeyHolders> key_holders;
   Prepared<UpdateMessage> update;
   Prepared<UpdateWithAttempt> update_with_attempt;
@@ -184,12 +204,14 @@ void MessageSql::append_entry(const Message& m, AttemptRecord entry) {
 }
 
 void MessageSql::write(const Message& m) {
+  held_.erase(m.id);
   auto& s = kept_->update;
   s.binds().row.assign(m);
   run_once(c_, s.on(c_));
 }
 
 void MessageSql::write_with_history(const Message& m, const AttemptRecord& a) {
+  held_.erase(m.id);
   auto& s = kept_->update_with_attempt;
   s.binds().row.assign(m);
   s.binds().attempt.assign(a);
@@ -237,7 +259,46 @@ std::vector<Status> MessageSql::other_key_holders(const Message& m) {
   return out;
 }
 
+void MessageSql::lock_later(MessageId id) {
+  if (c_.is_sqlite()) return;  // one writer: a lock costs nothing, a statement little
+  named_.insert(id);
+}
+
+void MessageSql::forget_locked() {
+  held_.clear();
+  held_current_ = false;
+}
+
+void MessageSql::lock_named() {
+  boost::json::array ids;
+  for (MessageId id : named_) ids.push_back(id);
+  auto& s = kept_->select_named;
+  s.binds().ids = boost::json::serialize(ids);
+  held_.clear();
+  for (auto& m : fetch_messages(c_, s.on(c_), s.binds().row)) {
+    MessageId id = m.id;
+    held_.emplace(id, std::move(m));
+  }
+  held_current_ = true;
+}
+
+void MessageSql::end_transaction() {
+  named_.clear();
+  forget_locked();
+}
+
 std::optional<Message> MessageSql::lock(const std::string& queue, MessageId id) {
+  if (named_.count(id)) {
+    // Alone, a named message is locked as any other: the group's statement would save nothing.
+    if (!held_current_ && named_.size() > 1) lock_named();
+    named_.erase(id);
+    if (auto it = held_.find(id); it != held_.end()) {
+      Message m = std::move(it->second);
+      held_.erase(it);
+      if (m.queue != queue) return std::nullopt;
+      return m;
+    }
+  }
   auto& select = kept_->select_for_update;
   select.binds().id = id;
   select.binds().queue = queue;
@@ -346,12 +407,14 @@ void MessageSql::note_death(const Message& before, const Message& next) {
 }
 
 void MessageSql::discard_pending() {
+  end_transaction();
   inserts_.discard();
   notes_.clear();
   deaths_.clear();
 }
 
 void MessageSql::before_commit() {
+  end_transaction();
   inserts_.flush([this](const Message& m) { note_due(m); });
   for (const auto& [queue, due] : notes_) {
     // Queue names are [A-Za-z0-9_-]: safe inside the literal (NOTIFY takes no parameters). It

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,12 @@ class MessageSql {
   std::vector<Message> reap(const ReapParams& p);
   // The message, its row locked until the transaction ends; none when it is not in `queue`.
   std::optional<Message> lock(const std::string& queue, MessageId id);
+  // PostgreSQL: a job of the group will lock message `id` (StoreJob::prepare). The first lock()
+  // of such a message locks and reads every one named, in one statement, and keeps the rows for
+  // their own lock(); a transition that writes a row drops its copy. forget_locked() drops them
+  // all (another job may change rows any way it likes), to be read again at the next lock().
+  void lock_later(MessageId id);
+  void forget_locked();
   // One history entry of `m` that changes nothing else (a trial's end), in m's current life.
   void append_entry(const Message& m, AttemptRecord entry);
   // A claim that asked for trials may take something of `queue` now: announced to other nodes
@@ -70,6 +77,10 @@ class MessageSql {
   void fold_into(long long entry_id, const AttemptRecord& a);
   std::vector<Status> other_key_holders(const Message& m);
 
+  // The messages named by lock_later() and not locked yet, locked and read in one statement.
+  void lock_named();
+  void end_transaction();
+
   void note_due(const Message& m);
   // Counts `next` in dead_letter_hours when this change made it dead, and tells its incident
   // (IncidentSql) that it joined or left.
@@ -82,6 +93,9 @@ class MessageSql {
   MessageInsertSql inserts_;
   std::string node_;
   std::unique_ptr<Statements> kept_;
+  std::set<MessageId> named_;          // lock_later(), not yet taken by lock()
+  std::map<MessageId, Message> held_;  // locked and read by lock_named(), not yet taken
+  bool held_current_ = false;          // held_ is as the rows are now
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
   std::map<std::pair<std::string, TimeMs>, long long> deaths_;  // (queue, hour) -> deaths
 };

@@ -64,6 +64,23 @@ std::vector<Message> claim_with_trials(EntitySql& sql, const ClaimParams& p) {
   return out;
 }
 
+// StoreJob::prepare of a job that changes no message row but those it names here, and those
+// only through MessageSql::update (an enqueue or a claim made at the group's end names none):
+// the group locks the named ones in one statement.
+auto changes_only(std::vector<MessageId> ids) {
+  return [ids = std::move(ids)](EntitySql& sql) {
+    for (MessageId id : ids) sql.messages.lock_later(id);
+    return true;
+  };
+}
+
+std::vector<MessageId> ids_of(const std::vector<UpdateParams>& items) {
+  std::vector<MessageId> ids;
+  ids.reserve(items.size());
+  for (const auto& item : items) ids.push_back(item.id);
+  return ids;
+}
+
 // A claim made with its group's (ClaimSql::claim_later), with its messages' effects.
 std::vector<Message> take_claim(EntitySql& sql) {
   auto claimed = sql.claims.take();
@@ -138,7 +155,8 @@ awaitable<Result<std::vector<Inserted>>> SqlStore::messages_insert(InsertParams 
         sql.messages.insert_later(p);
         return Answer(std::vector<Inserted>{});
       },
-      [](EntitySql& sql, Answer& answer) { answer = sql.messages.take_inserted(); });
+      [](EntitySql& sql, Answer& answer) { answer = sql.messages.take_inserted(); },
+      changes_only({}));
 }
 
 awaitable<std::vector<Message>> SqlStore::messages_list(ListParams p) {
@@ -163,28 +181,36 @@ awaitable<std::vector<Message>> SqlStore::messages_claim(ClaimParams p) {
           sql.claims.claim_later(p);
           return std::vector<Message>{};
         },
-        [](EntitySql& sql, std::vector<Message>& claimed) { claimed = take_claim(sql); });
+        [](EntitySql& sql, std::vector<Message>& claimed) { claimed = take_claim(sql); },
+        changes_only({}));
   }
   return write<std::vector<Message>>(
       [p = std::move(p)](EntitySql& sql) { return claim_with_trials(sql, p); });
 }
 
 awaitable<Result<Message>> SqlStore::message_update(UpdateParams p) {
-  return write<Result<Message>>([p = std::move(p)](EntitySql& sql) { return sql.messages.update(p); });
+  MessageId id = p.id;
+  return write<Result<Message>>(
+      [p = std::move(p)](EntitySql& sql) { return sql.messages.update(p); }, detail::NoSettle{},
+      changes_only({id}));
 }
 
 awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<UpdateParams> p) {
-  return write<std::vector<Result<Message>>>([p = std::move(p)](EntitySql& sql) {
-    std::vector<Result<Message>> out;
-    out.reserve(p.size());
-    for (const auto& item : p) out.push_back(sql.messages.update(item));
-    return out;
-  });
+  auto ids = ids_of(p);
+  return write<std::vector<Result<Message>>>(
+      [p = std::move(p)](EntitySql& sql) {
+        std::vector<Result<Message>> out;
+        out.reserve(p.size());
+        for (const auto& item : p) out.push_back(sql.messages.update(item));
+        return out;
+      },
+      detail::NoSettle{}, changes_only(std::move(ids)));
 }
 
 awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                         ClaimParams claim) {
   const bool later = !claim.trials;  // as messages_claim
+  auto ids = ids_of(acks);
   return write<AckAndClaim>(
       [acks = std::move(acks), claim = std::move(claim)](EntitySql& sql) {
         AckAndClaim out;
@@ -192,6 +218,7 @@ awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams
         for (const auto& item : acks) out.acked.push_back(sql.messages.update(item));
         if (claim.trials) {
           out.claimed = claim_with_trials(sql, claim);
+          sql.messages.forget_locked();  // that claim changed rows MessageSql did not see
         } else {
           sql.claims.claim_later(claim);
         }
@@ -199,7 +226,8 @@ awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams
       },
       [later](EntitySql& sql, AckAndClaim& out) {
         if (later) out.claimed = take_claim(sql);
-      });
+      },
+      changes_only(std::move(ids)));
 }
 
 awaitable<Result<EffectOutcome>> SqlStore::effect_record(EffectParams p) {

@@ -120,6 +120,9 @@ class SqlStore final : public Store {
   // `settle(sql, result)` completes the result after the group's before_commit (StoreJob::settle).
   template <class R, class Fn, class Settle>
   awaitable<R> write(Fn fn, Settle settle);
+  // `prepare(sql)` runs before any job of the group does (StoreJob::prepare).
+  template <class R, class Fn, class Settle, class Prepare>
+  awaitable<R> write(Fn fn, Settle settle, Prepare prepare);
   template <class R, class Fn>
   awaitable<R> read(Fn fn);
 

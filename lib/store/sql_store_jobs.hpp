@@ -27,15 +27,22 @@ struct NoSettle {
   void operator()(EntitySql&, R&) const {}
 };
 
+// A job that names no messages to lock ahead and may change any row (StoreJob::prepare).
+struct NoPrepare {
+  bool operator()(EntitySql&) const { return false; }
+};
+
 // Carries one operation to a store thread and its result back to the awaiting coroutine.
-// `Settle` (writes only) completes the result after the group's before_commit (StoreJob::settle).
-template <class R, class Fn, class Handler, class Settle = NoSettle>
+// `Settle` (writes only) completes the result after the group's before_commit (StoreJob::settle);
+// `Prepare` (writes only) runs before the group's jobs do (StoreJob::prepare).
+template <class R, class Fn, class Handler, class Settle = NoSettle, class Prepare = NoPrepare>
 class Job final : public StoreJob {
  public:
   // `handback` (writes only) learns how long each result took to reach its coroutine.
-  Job(Fn fn, Handler handler, Histogram* handback, Settle settle = {})
+  Job(Fn fn, Handler handler, Histogram* handback, Settle settle = {}, Prepare prepare = {})
       : fn_(std::move(fn)),
         settle_(std::move(settle)),
+        prepare_(std::move(prepare)),
         handler_(std::move(handler)),
         handback_(handback),
         work_(asio::prefer(asio::get_associated_executor(handler_),
@@ -43,6 +50,7 @@ class Job final : public StoreJob {
 
   void run(EntitySql& sql) override { result_ = fn_(sql); }
   void settle(EntitySql& sql) override { settle_(sql, result_); }
+  bool prepare(EntitySql& sql) override { return prepare_(sql); }
 
   void complete(std::exception_ptr error) override {
     // The tracked work travels with the handler and ends where it runs: a copy left on this
@@ -60,6 +68,7 @@ class Job final : public StoreJob {
  private:
   Fn fn_;
   Settle settle_;
+  Prepare prepare_;
   Handler handler_;
   Histogram* handback_;
   R result_{};
@@ -76,9 +85,16 @@ awaitable<R> SqlStore::write(Fn fn) {
 
 template <class R, class Fn, class Settle>
 awaitable<R> SqlStore::write(Fn fn, Settle settle) {
-  auto initiate = [this, settle = std::move(settle)](auto handler, Fn f) mutable {
-    writer_->submit(std::make_unique<detail::Job<R, Fn, decltype(handler), Settle>>(
-        std::move(f), std::move(handler), &writer_->handback_seconds(), std::move(settle)));
+  return write<R>(std::move(fn), std::move(settle), detail::NoPrepare{});
+}
+
+template <class R, class Fn, class Settle, class Prepare>
+awaitable<R> SqlStore::write(Fn fn, Settle settle, Prepare prepare) {
+  auto initiate = [this, settle = std::move(settle), prepare = std::move(prepare)](
+                      auto handler, Fn f) mutable {
+    writer_->submit(std::make_unique<detail::Job<R, Fn, decltype(handler), Settle, Prepare>>(
+        std::move(f), std::move(handler), &writer_->handback_seconds(), std::move(settle),
+        std::move(prepare)));
   };
   return detail::asio::async_initiate<const detail::asio::use_awaitable_t<>&,
                                       void(std::exception_ptr, R)>(

@@ -204,15 +204,18 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   if (!begin(s, commit_error)) return true;
   Connection& c = *s.connection;
   auto began = std::chrono::steady_clock::now();
-  for (auto& job : batch) {
-    try {
-      job->run(*s.sql);
-    } catch (...) {
-      s.sql->discard_pending();
-      c.rollback();
-      close_if_broken(s);
-      return false;
+  std::vector<char> prepared(batch.size(), 0);
+  try {
+    for (std::size_t i = 0; i < batch.size(); ++i) prepared[i] = batch[i]->prepare(*s.sql);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!prepared[i]) s.sql->messages.forget_locked();
+      batch[i]->run(*s.sql);
     }
+  } catch (...) {
+    s.sql->discard_pending();
+    c.rollback();
+    close_if_broken(s);
+    return false;
   }
   try {
     s.sql->before_commit();
@@ -258,6 +261,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   bool in_transaction = true;
   auto began = std::chrono::steady_clock::now();
   try {
+    job.prepare(*s.sql);
     job.run(*s.sql);
     s.sql->before_commit();
     job.settle(*s.sql);

@@ -29,6 +29,12 @@ class StoreJob {
   // Does the job's database work. May run twice: if a neighbour in its group throws, the group
   // is rolled back and every job runs again in a transaction of its own.
   virtual void run(EntitySql& sql) = 0;
+  // Before any job of its group runs, in the group's transaction (writes only): the job may name
+  // the messages its run will lock (MessageSql::lock_later), so that the group locks them all in
+  // one statement. True when its run changes no existing message row other than through
+  // MessageSql::update, which keeps the group's copies of those rows honest; before a job that
+  // says false runs, the copies are dropped (MessageSql::forget_locked) and read again.
+  virtual bool prepare(EntitySql&) { return false; }
   // After the group's before_commit() and before its COMMIT: an answer that run() left to the
   // commit's preparation is taken (an enqueue stored with its group, MessageSql::insert_later).
   virtual void settle(EntitySql&) {}

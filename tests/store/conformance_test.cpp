@@ -723,6 +723,85 @@ BOOST_AUTO_TEST_CASE(concurrent_claims_each_get_their_own_messages_under_their_o
   BOOST_TEST(wait(store->messages_list(pending)).empty());
 }
 
+// PostgreSQL locks and reads the messages a group's acknowledgements name in one statement
+// (MessageSql::lock_later): each must still see its message as the group's earlier jobs left it:
+// an acknowledgement of the same message, an effect's record (it counts the effect in the row),
+// a purge (it deletes rows). One writer thread that lingers for its group, so that the jobs share
+// one, in the order sent.
+BOOST_AUTO_TEST_CASE(concurrent_acknowledgements_see_their_messages_as_the_group_left_them) {
+  store->close();
+  store::SqlStoreOptions one_group;
+  one_group.pool_size = 2;  // PostgreSQL: one writer, one reader
+  one_group.group_commit_max_wait_us = 300000;
+  store = open_another(one_group);
+  for (int i = 0; i < 14; ++i) insert("q", std::to_string(i), T + i);
+  auto m = wait(store->messages_claim(claim_params("q", T + 20, 14)));
+  BOOST_REQUIRE_EQUAL(m.size(), 14u);
+  auto send = [&](auto awaitable) { return asio::co_spawn(ioc, std::move(awaitable), asio::use_future); };
+  auto drive = [&](auto& f) {
+    while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
+    return f.get();
+  };
+  std::vector<store::UpdateParams> batch;
+  for (int i = 0; i < 10; ++i) batch.push_back(succeed_params("q", m[i].id, T + 30));
+  auto batch_f = send(store->messages_update(batch));
+  auto first_f = send(store->message_update(succeed_params("q", m[11].id, T + 31)));
+  auto again_f = send(store->message_update(succeed_params("q", m[11].id, T + 32)));
+  auto wrong_queue_f = send(store->message_update(succeed_params("other", m[10].id, T + 33)));
+  store::EffectParams effect;
+  effect.queue = "q";
+  effect.id = m[12].id;
+  effect.key = "mail";
+  core::EffectInput in;
+  in.lease_id = *m[12].lease_id;
+  in.key = "mail";
+  in.state = core::EffectCommand::done;
+  in.result = "sent";
+  effect.decide = [in](const Message& current, const std::optional<Effect>& existing) {
+    return core::record_effect(current, existing, in, 100, T + 34);
+  };
+  auto effect_f = send(store->effect_record(effect));
+  auto after_effect_f = send(store->message_update(succeed_params("q", m[12].id, T + 35)));
+  store::PurgeParams purge;  // what is still processing: 10 and 13
+  purge.status = Status::processing;
+  purge.before = T + 1000;
+  purge.queue = "q";
+  auto purge_f = send(store->messages_purge(purge));
+  auto ack_claim_f = send(
+      store->messages_ack_and_claim({succeed_params("q", m[13].id, T + 36)}, claim_params("q", T + 36, 1)));
+  ioc.restart();
+
+  for (const auto& r : drive(batch_f)) BOOST_TEST(r.has_value());
+  BOOST_TEST(drive(first_f).has_value());
+  auto again = drive(again_f);
+  BOOST_REQUIRE(!again.has_value());
+  BOOST_TEST((again.error().code == Errc::invalid_state));
+  auto wrong_queue = drive(wrong_queue_f);
+  BOOST_REQUIRE(!wrong_queue.has_value());
+  BOOST_TEST((wrong_queue.error().code == Errc::message_not_found));
+  BOOST_TEST(drive(effect_f).has_value());
+  BOOST_TEST(drive(after_effect_f).has_value());
+  BOOST_TEST(drive(purge_f).total == 2);
+  auto ack_claim = drive(ack_claim_f);
+  BOOST_REQUIRE_EQUAL(ack_claim.acked.size(), 1u);
+  BOOST_REQUIRE(!ack_claim.acked[0].has_value());
+  BOOST_TEST((ack_claim.acked[0].error().code == Errc::message_not_found));
+  BOOST_TEST(ack_claim.claimed.empty());
+
+  for (int i = 0; i < 14; ++i) {
+    auto found = wait(store->message_find("q", m[i].id));
+    if (i == 10 || i == 13) {
+      BOOST_TEST(!found.has_value());
+      continue;
+    }
+    BOOST_REQUIRE(found.has_value());
+    BOOST_TEST(to_string(found->status) == "succeeded");
+    // The success after the effect's record kept its count.
+    BOOST_TEST(found->effect_count == (i == 12 ? 1 : 0));
+    BOOST_TEST(wait(store->message_history("q", m[i].id))->attempts.size() == 1u);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_failing_operation_does_not_fail_its_neighbours) {
   std::vector<Message> messages;
   for (int i = 0; i < 50; ++i) messages.push_back(insert("q", std::to_string(i), T));

@@ -18,8 +18,9 @@ StoreFixture::~StoreFixture() {
   if (store) store->close();
 }
 
-std::unique_ptr<store::SqlStore> StoreFixture::open_another() const {
-  store::SqlStoreOptions o;
+std::unique_ptr<store::SqlStore> StoreFixture::open_another() const { return open_another({}); }
+
+std::unique_ptr<store::SqlStore> StoreFixture::open_another(store::SqlStoreOptions o) const {
   o.target = parse_database_url(url);
   return std::make_unique<store::SqlStore>(o);
 }

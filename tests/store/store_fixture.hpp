@@ -22,6 +22,8 @@ struct StoreFixture {
 
   // Another store (another dlqd node) on the same database.
   std::unique_ptr<store::SqlStore> open_another() const;
+  // The same with options of the test's choosing (their target is the fixture's database).
+  std::unique_ptr<store::SqlStore> open_another(store::SqlStoreOptions o) const;
 
   template <class T>
   T wait(boost::asio::awaitable<T> a) {
