@@ -140,38 +140,7 @@ std::vector<Message> fetch_messages(Connection& c, soci::statement& st, const Me
 }
 
 void MessageUpdateRow::exchange_use(soci::statement& st) {
-  using soci::use;
-  st.exchange(use(payload, "payload"));
-  st.exchange(use(status, "status"));
-  st.exchange(use(retry_count, "retry_count"));
-  st.exchange(use(max_retries, "max_retries"));
-  st.exchange(use(retry_after, "retry_after"));
-  st.exchange(use(last_error, "last_error"));
-  st.exchange(use(updated_at, "updated_at"));
-  st.exchange(use(priority, "priority"));
-  st.exchange(use(error_class, "error_class"));
-  st.exchange(use(dead_reason, "dead_reason"));
-  st.exchange(use(checkpoint, "checkpoint"));
-  st.exchange(use(lease_expiries, "lease_expiries"));
-  st.exchange(use(attempts, "attempts"));
-  st.exchange(use(first_attempt_at, "first_attempt_at"));
-  st.exchange(use(last_attempt_at, "last_attempt_at"));
-  st.exchange(use(dead_at, "dead_at"));
-  st.exchange(use(replay_count, "replay_count"));
-  st.exchange(use(lease_expires_at, "lease_expires_at"));
-  st.exchange(use(lease_id, "lease_id"));
-  st.exchange(use(worker, "worker"));
-  st.exchange(use(life_started_at, "life_started_at"));
-  st.exchange(use(status_at, "status_at"));
-  st.exchange(use(fingerprint, "fingerprint"));
-  st.exchange(use(title, "title"));
-  st.exchange(use(worker_version, "worker_version"));
-  st.exchange(use(effect_count, "effect_count"));
-  st.exchange(use(life_attempts, "life_attempts"));
-  st.exchange(use(dead_letter_queue, "dead_letter_queue"));
-  st.exchange(use(sqs_hidden_until, "sqs_hidden_until"));
-  st.exchange(use(sqs_receipt, "sqs_receipt"));
-  st.exchange(use(id, "id"));
+  each([&](const char* name, auto& value) { st.exchange(soci::use(value, name)); });
 }
 
 void MessageUpdateRow::assign(const Message& m) {

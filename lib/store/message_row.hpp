@@ -102,6 +102,41 @@ struct MessageUpdateRow {
   std::optional<std::string> sqs_receipt;
   long long id = 0;
 
+  // Each column with its value, in kSql's order (its placeholders are the columns' names).
+  template <class F>
+  void each(F&& f) {
+    f("payload", payload);
+    f("status", status);
+    f("retry_count", retry_count);
+    f("max_retries", max_retries);
+    f("retry_after", retry_after);
+    f("last_error", last_error);
+    f("updated_at", updated_at);
+    f("priority", priority);
+    f("error_class", error_class);
+    f("dead_reason", dead_reason);
+    f("checkpoint", checkpoint);
+    f("lease_expiries", lease_expiries);
+    f("attempts", attempts);
+    f("first_attempt_at", first_attempt_at);
+    f("last_attempt_at", last_attempt_at);
+    f("dead_at", dead_at);
+    f("replay_count", replay_count);
+    f("lease_expires_at", lease_expires_at);
+    f("lease_id", lease_id);
+    f("worker", worker);
+    f("life_started_at", life_started_at);
+    f("status_at", status_at);
+    f("fingerprint", fingerprint);
+    f("title", title);
+    f("worker_version", worker_version);
+    f("effect_count", effect_count);
+    f("life_attempts", life_attempts);
+    f("dead_letter_queue", dead_letter_queue);
+    f("sqs_hidden_until", sqs_hidden_until);
+    f("sqs_receipt", sqs_receipt);
+    f("id", id);
+  }
   void exchange_use(soci::statement& st);
   void assign(const Message& m);
 };
@@ -133,6 +168,30 @@ struct AttemptRow {
   std::optional<std::string> worker_version;
   std::optional<std::string> trial;
 
+  // Each column with its value, in kColumns' order.
+  template <class F>
+  void each(F&& f) {
+    f("message_id", message_id);
+    f("attempt", attempt);
+    f("outcome", outcome);
+    f("claimed_at", claimed_at);
+    f("finished_at", finished_at);
+    f("worker", worker);
+    f("error", error);
+    f("error_class", error_class);
+    f("stack", stack);
+    f("cause", cause);
+    f("actor", actor);
+    f("reason", reason);
+    f("previous_payload", previous_payload);
+    f("count", count);
+    f("fingerprint", fingerprint);
+    f("title", title);
+    f("life", life);
+    f("replay_id", replay_id);
+    f("worker_version", worker_version);
+    f("trial", trial);
+  }
   void exchange_into(soci::statement& st);
   void exchange_use(soci::statement& st);
   void assign(const AttemptRecord& a);

@@ -56,6 +56,46 @@ struct SelectNamedForUpdate {
   }
 };
 
+// The SQL type and JSON value of a row's field, for json_to_recordset.
+const char* pg_type(const long long&) { return "bigint"; }
+const char* pg_type(const std::string&) { return "text"; }
+template <class T>
+const char* pg_type(const std::optional<T>&) {
+  return pg_type(T{});
+}
+boost::json::value json_of(const long long& v) { return v; }
+boost::json::value json_of(const std::string& v) { return boost::json::string(v); }
+template <class T>
+boost::json::value json_of(const std::optional<T>& v) {
+  return v ? json_of(*v) : boost::json::value(nullptr);
+}
+
+// PostgreSQL: the transitions a group left to its end (MessageSql::write_later), each row with its
+// one history entry, in one statement; the rows come as a JSON array, the history's fields
+// prefixed a_, `ord` their order.
+struct UpdateManyWithAttempts {
+  std::string rows;
+
+  static std::string sql(const Dialect&) {
+    std::string fields = "ord bigint", set, entry_columns = "message_id", entry_values = "v.id";
+    MessageUpdateRow().each([&](std::string name, const auto& value) {
+      fields += ", " + name + " " + pg_type(value);
+      if (name != "id") set += (set.empty() ? "" : ", ") + name + " = v." + name;
+    });
+    AttemptRow().each([&](std::string name, const auto& value) {
+      if (name == "message_id") return;
+      fields += ", a_" + name + " " + pg_type(value);
+      entry_columns += ", " + name;
+      entry_values += ", v.a_" + name;
+    });
+    return "WITH v AS MATERIALIZED (SELECT * FROM json_to_recordset(CAST(:rows AS json)) AS t(" +
+           fields + ")), updated AS (UPDATE messages SET " + set +
+           " FROM v WHERE messages.id = v.id) INSERT INTO attempts (" + entry_columns +
+           ") SELECT " + entry_values + " FROM v ORDER BY v.ord";
+  }
+  void exchange(soci::statement& st, const Dialect&) { st.exchange(use(rows, "rows")); }
+};
+
 // The statuses of the other messages of a queue that share a key.
 struct KeyHolders {
   std::string status, queue, key;
@@ -168,6 +208,7 @@ struct MessageSql::Statements {
   Prepared<KeyHolders> key_holders;
   Prepared<UpdateMessage> update;
   Prepared<UpdateWithAttempt> update_with_attempt;
+  Prepared<UpdateManyWithAttempts> update_many_with_attempts;
   Prepared<InsertAttempt> insert_attempt;
   Prepared<LastAttempt> last_attempt;
   Prepared<FoldAttempt> fold_attempt;
@@ -187,6 +228,10 @@ MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names,
 MessageSql::~MessageSql() = default;
 
 void MessageSql::insert_later(InsertParams p) {
+  // A keyed enqueue reads the key's other holders now (MessageInsertSql).
+  bool keyed = std::any_of(p.messages.begin(), p.messages.end(),
+                           [](const NewMessage& m) { return m.idempotency_key.has_value(); });
+  if (keyed) write_waiting();
   inserts_.insert_later(std::move(p), [this](const Message& m) { note_due(m); });
 }
 
@@ -199,6 +244,7 @@ void MessageSql::stamp_life(Change& change) {
 }
 
 void MessageSql::append_entry(const Message& m, AttemptRecord entry) {
+  write_waiting();
   entry.life = m.replay_count;
   append_history({std::move(entry)});
 }
@@ -215,6 +261,44 @@ void MessageSql::write_with_history(const Message& m, const AttemptRecord& a) {
   auto& s = kept_->update_with_attempt;
   s.binds().row.assign(m);
   s.binds().attempt.assign(a);
+  run_once(c_, s.on(c_));
+}
+
+void MessageSql::write_later(const Message& m, const AttemptRecord& a) {
+  held_.erase(m.id);
+  waiting_ids_.insert(m.id);
+  waiting_.emplace_back(m, a);
+}
+
+void MessageSql::write_waiting() {
+  if (waiting_.empty()) return;
+  if (waiting_.size() == 1) {
+    auto [m, a] = std::move(waiting_.front());
+    waiting_.clear();
+    waiting_ids_.clear();
+    write_with_history(m, a);
+    return;
+  }
+  boost::json::array rows;
+  rows.reserve(waiting_.size());
+  long long ord = 0;
+  MessageUpdateRow row;
+  AttemptRow entry;
+  for (const auto& [m, a] : waiting_) {
+    boost::json::object o;
+    o["ord"] = ord++;
+    row.assign(m);
+    row.each([&](const char* name, const auto& value) { o[name] = json_of(value); });
+    entry.assign(a);
+    entry.each([&](std::string name, const auto& value) {
+      if (name != "message_id") o["a_" + name] = json_of(value);
+    });
+    rows.push_back(std::move(o));
+  }
+  waiting_.clear();
+  waiting_ids_.clear();
+  auto& s = kept_->update_many_with_attempts;
+  s.binds().rows = boost::json::serialize(rows);
   run_once(c_, s.on(c_));
 }
 
@@ -264,7 +348,8 @@ void MessageSql::lock_later(MessageId id) {
   named_.insert(id);
 }
 
-void MessageSql::forget_locked() {
+void MessageSql::catch_up() {
+  write_waiting();
   held_.clear();
   held_current_ = false;
 }
@@ -284,10 +369,14 @@ void MessageSql::lock_named() {
 
 void MessageSql::end_transaction() {
   named_.clear();
-  forget_locked();
+  held_.clear();
+  held_current_ = false;
+  waiting_.clear();
+  waiting_ids_.clear();
 }
 
 std::optional<Message> MessageSql::lock(const std::string& queue, MessageId id) {
+  if (waiting_ids_.count(id)) write_waiting();
   if (named_.count(id)) {
     // Alone, a named message is locked as any other: the group's statement would save nothing.
     if (!held_current_ && named_.size() > 1) lock_named();
@@ -312,7 +401,10 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   const Message current = std::move(*locked);
 
   Related related;
-  if (p.load_key_holders && current.idempotency_key) related.key_holders = other_key_holders(current);
+  if (p.load_key_holders && current.idempotency_key) {
+    write_waiting();  // the other holders' rows as they are now
+    related.key_holders = other_key_holders(current);
+  }
   if (p.load_effects && current.effect_count > 0) related.effects = effects_.of(current.id);
   std::optional<long long> last_entry_id;
   if (p.load_last_entry) {
@@ -336,24 +428,30 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   bool guard_key = p.load_key_holders && next.idempotency_key &&
                    (next.status == Status::pending || next.status == Status::processing);
   // PostgreSQL: the usual single history entry rides in the UPDATE's statement (one round
-  // trip fewer per succeed or fail).
+  // trip fewer per succeed or fail), and the usual acknowledgement (a success, a retry, a death)
+  // is written with the group's others at its end.
   bool with_history =
       c_.dialect().combines_statements && change->history.size() == 1 && !change->fold;
-  if (guard_key) c_.execute("SAVEPOINT key_guard");
-  try {
-    if (with_history) {
-      write_with_history(next, change->history.front());
-    } else {
-      write(next);
+  if (with_history && !guard_key) {
+    write_later(next, change->history.front());
+  } else {
+    write_waiting();  // the rows in the order their transitions were made
+    if (guard_key) c_.execute("SAVEPOINT key_guard");
+    try {
+      if (with_history) {
+        write_with_history(next, change->history.front());
+      } else {
+        write(next);
+      }
+    } catch (const soci::soci_error& e) {
+      if (!guard_key || !is_unique_violation(e)) throw;
+      c_.execute("ROLLBACK TO SAVEPOINT key_guard");
+      c_.execute("RELEASE SAVEPOINT key_guard");
+      return Error(Errc::idempotency_conflict,
+                   "another message with this idempotency key is already in flight");
     }
-  } catch (const soci::soci_error& e) {
-    if (!guard_key || !is_unique_violation(e)) throw;
-    c_.execute("ROLLBACK TO SAVEPOINT key_guard");
-    c_.execute("RELEASE SAVEPOINT key_guard");
-    return Error(Errc::idempotency_conflict,
-                 "another message with this idempotency key is already in flight");
+    if (guard_key) c_.execute("RELEASE SAVEPOINT key_guard");
   }
-  if (guard_key) c_.execute("RELEASE SAVEPOINT key_guard");
   if (change->fold) {
     fold_into(*last_entry_id, change->history.front());
     append_history({change->history.begin() + 1, change->history.end()});
@@ -368,6 +466,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
 }
 
 std::vector<Message> MessageSql::reap(const ReapParams& p) {
+  write_waiting();
   auto& s = kept_->expired;
   s.binds().now = p.now;
   s.binds().limit = p.limit;
@@ -414,6 +513,7 @@ void MessageSql::discard_pending() {
 }
 
 void MessageSql::before_commit() {
+  write_waiting();
   end_transaction();
   inserts_.flush([this](const Message& m) { note_due(m); });
   for (const auto& [queue, due] : notes_) {

@@ -46,10 +46,12 @@ class MessageSql {
   std::optional<Message> lock(const std::string& queue, MessageId id);
   // PostgreSQL: a job of the group will lock message `id` (StoreJob::prepare). The first lock()
   // of such a message locks and reads every one named, in one statement, and keeps the rows for
-  // their own lock(); a transition that writes a row drops its copy. forget_locked() drops them
-  // all (another job may change rows any way it likes), to be read again at the next lock().
+  // their own lock(); a transition that writes a row drops its copy.
   void lock_later(MessageId id);
-  void forget_locked();
+  // The next job may read or change any message row its own way: the transitions update() left
+  // for the group's end are written now and the copies of rows locked ahead are dropped (read
+  // again at the next lock()).
+  void catch_up();
   // One history entry of `m` that changes nothing else (a trial's end), in m's current life.
   void append_entry(const Message& m, AttemptRecord entry);
   // A claim that asked for trials may take something of `queue` now: announced to other nodes
@@ -71,6 +73,10 @@ class MessageSql {
   void write(const Message& m);
   // PostgreSQL: write() and one history entry in one statement.
   void write_with_history(const Message& m, const AttemptRecord& a);
+  // PostgreSQL: the same, left for the group's end and written with the group's others in one
+  // statement (write_waiting), unless a read of the rows comes first.
+  void write_later(const Message& m, const AttemptRecord& a);
+  void write_waiting();
   void append_history(const std::vector<AttemptRecord>& history);
   // The message's latest history entry and its row id; fold_into rewrites that row.
   std::optional<std::pair<long long, AttemptRecord>> last_entry(MessageId id);
@@ -96,6 +102,8 @@ class MessageSql {
   std::set<MessageId> named_;          // lock_later(), not yet taken by lock()
   std::map<MessageId, Message> held_;  // locked and read by lock_named(), not yet taken
   bool held_current_ = false;          // held_ is as the rows are now
+  std::vector<std::pair<Message, AttemptRecord>> waiting_;  // write_later(), in order
+  std::set<MessageId> waiting_ids_;
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
   std::map<std::pair<std::string, TimeMs>, long long> deaths_;  // (queue, hour) -> deaths
 };

@@ -64,9 +64,9 @@ std::vector<Message> claim_with_trials(EntitySql& sql, const ClaimParams& p) {
   return out;
 }
 
-// StoreJob::prepare of a job that changes no message row but those it names here, and those
-// only through MessageSql::update (an enqueue or a claim made at the group's end names none):
-// the group locks the named ones in one statement.
+// StoreJob::prepare of a job that reads and changes message rows only through MessageSql: the
+// messages it names here (none for an enqueue or a claim made at the group's end) the group
+// locks in one statement.
 auto changes_only(std::vector<MessageId> ids) {
   return [ids = std::move(ids)](EntitySql& sql) {
     for (MessageId id : ids) sql.messages.lock_later(id);
@@ -217,8 +217,9 @@ awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams
         out.acked.reserve(acks.size());
         for (const auto& item : acks) out.acked.push_back(sql.messages.update(item));
         if (claim.trials) {
+          sql.messages.catch_up();  // the claim reads and changes rows its own way
           out.claimed = claim_with_trials(sql, claim);
-          sql.messages.forget_locked();  // that claim changed rows MessageSql did not see
+          sql.messages.catch_up();
         } else {
           sql.claims.claim_later(claim);
         }

@@ -208,7 +208,7 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   try {
     for (std::size_t i = 0; i < batch.size(); ++i) prepared[i] = batch[i]->prepare(*s.sql);
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (!prepared[i]) s.sql->messages.forget_locked();
+      if (!prepared[i]) s.sql->messages.catch_up();
       batch[i]->run(*s.sql);
     }
   } catch (...) {

@@ -31,9 +31,10 @@ class StoreJob {
   virtual void run(EntitySql& sql) = 0;
   // Before any job of its group runs, in the group's transaction (writes only): the job may name
   // the messages its run will lock (MessageSql::lock_later), so that the group locks them all in
-  // one statement. True when its run changes no existing message row other than through
-  // MessageSql::update, which keeps the group's copies of those rows honest; before a job that
-  // says false runs, the copies are dropped (MessageSql::forget_locked) and read again.
+  // one statement. True when its run reads and changes existing message rows only through
+  // MessageSql, which keeps the group's copies of locked rows honest and writes the transitions
+  // it left for the group's end before a read needs them. Before a job that says false runs,
+  // those are written and the copies dropped (MessageSql::catch_up).
   virtual bool prepare(EntitySql&) { return false; }
   // After the group's before_commit() and before its COMMIT: an answer that run() left to the
   // commit's preparation is taken (an enqueue stored with its group, MessageSql::insert_later).

@@ -724,10 +724,11 @@ BOOST_AUTO_TEST_CASE(concurrent_claims_each_get_their_own_messages_under_their_o
 }
 
 // PostgreSQL locks and reads the messages a group's acknowledgements name in one statement
-// (MessageSql::lock_later): each must still see its message as the group's earlier jobs left it:
-// an acknowledgement of the same message, an effect's record (it counts the effect in the row),
-// a purge (it deletes rows). One writer thread that lingers for its group, so that the jobs share
-// one, in the order sent.
+// (MessageSql::lock_later) and writes their transitions together at its end (write_later): each
+// job must still see the messages as the group's earlier jobs left them: an acknowledgement of the
+// same message, an effect's record (it counts the effect in the row), a keyed enqueue (it answers
+// the key's holder), a purge (it deletes rows). One writer thread that lingers for its group, so
+// that the jobs share one, in the order sent.
 BOOST_AUTO_TEST_CASE(concurrent_acknowledgements_see_their_messages_as_the_group_left_them) {
   store->close();
   store::SqlStoreOptions one_group;
@@ -735,8 +736,11 @@ BOOST_AUTO_TEST_CASE(concurrent_acknowledgements_see_their_messages_as_the_group
   one_group.group_commit_max_wait_us = 300000;
   store = open_another(one_group);
   for (int i = 0; i < 14; ++i) insert("q", std::to_string(i), T + i);
-  auto m = wait(store->messages_claim(claim_params("q", T + 20, 14)));
-  BOOST_REQUIRE_EQUAL(m.size(), 14u);
+  store::NewMessage keyed;
+  keyed.idempotency_key = "k";
+  insert("q", "14", T + 14, keyed);
+  auto m = wait(store->messages_claim(claim_params("q", T + 20, 15)));
+  BOOST_REQUIRE_EQUAL(m.size(), 15u);
   auto send = [&](auto awaitable) { return asio::co_spawn(ioc, std::move(awaitable), asio::use_future); };
   auto drive = [&](auto& f) {
     while (f.wait_for(std::chrono::seconds(0)) != std::future_status::ready) ioc.run_one();
@@ -762,6 +766,9 @@ BOOST_AUTO_TEST_CASE(concurrent_acknowledgements_see_their_messages_as_the_group
   };
   auto effect_f = send(store->effect_record(effect));
   auto after_effect_f = send(store->message_update(succeed_params("q", m[12].id, T + 35)));
+  auto keyed_done_f = send(store->message_update(succeed_params("q", m[14].id, T + 35)));
+  keyed.payload = "again";
+  auto keyed_again_f = send(store->messages_insert(store::InsertParams{"q", {keyed}, T + 35}));
   store::PurgeParams purge;  // what is still processing: 10 and 13
   purge.status = Status::processing;
   purge.before = T + 1000;
@@ -781,6 +788,13 @@ BOOST_AUTO_TEST_CASE(concurrent_acknowledgements_see_their_messages_as_the_group
   BOOST_TEST((wrong_queue.error().code == Errc::message_not_found));
   BOOST_TEST(drive(effect_f).has_value());
   BOOST_TEST(drive(after_effect_f).has_value());
+  BOOST_TEST(drive(keyed_done_f).has_value());
+  auto keyed_again = drive(keyed_again_f);
+  BOOST_REQUIRE(keyed_again.has_value());
+  BOOST_REQUIRE_EQUAL(keyed_again->size(), 1u);
+  BOOST_TEST(!keyed_again->front().created);
+  BOOST_TEST(keyed_again->front().message.id == m[14].id);
+  BOOST_TEST(to_string(keyed_again->front().message.status) == "succeeded");
   BOOST_TEST(drive(purge_f).total == 2);
   auto ack_claim = drive(ack_claim_f);
   BOOST_REQUIRE_EQUAL(ack_claim.acked.size(), 1u);
@@ -788,7 +802,7 @@ BOOST_AUTO_TEST_CASE(concurrent_acknowledgements_see_their_messages_as_the_group
   BOOST_TEST((ack_claim.acked[0].error().code == Errc::message_not_found));
   BOOST_TEST(ack_claim.claimed.empty());
 
-  for (int i = 0; i < 14; ++i) {
+  for (int i = 0; i < 15; ++i) {
     auto found = wait(store->message_find("q", m[i].id));
     if (i == 10 || i == 13) {
       BOOST_TEST(!found.has_value());
