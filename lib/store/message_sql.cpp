@@ -367,7 +367,13 @@ void MessageSql::lock_named() {
   held_current_ = true;
 }
 
+void MessageSql::start_job(bool through_messages) {
+  if (!through_messages) catch_up();
+  writes_later_ = through_messages;
+}
+
 void MessageSql::end_transaction() {
+  writes_later_ = false;
   named_.clear();
   held_.clear();
   held_current_ = false;
@@ -432,7 +438,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   // is written with the group's others at its end.
   bool with_history =
       c_.dialect().combines_statements && change->history.size() == 1 && !change->fold;
-  if (with_history && !guard_key) {
+  if (with_history && !guard_key && writes_later_) {
     write_later(next, change->history.front());
   } else {
     write_waiting();  // the rows in the order their transitions were made

@@ -52,6 +52,11 @@ class MessageSql {
   // for the group's end are written now and the copies of rows locked ahead are dropped (read
   // again at the next lock()).
   void catch_up();
+  // The writer says which kind of job runs next: one that reads and changes message rows only
+  // through MessageSql (StoreJob::prepare said so) leaves its usual transitions for the group's
+  // end; any other is caught up with first, and its own transitions are written at once (it may
+  // read them back its own way).
+  void start_job(bool through_messages);
   // One history entry of `m` that changes nothing else (a trial's end), in m's current life.
   void append_entry(const Message& m, AttemptRecord entry);
   // A claim that asked for trials may take something of `queue` now: announced to other nodes
@@ -102,6 +107,7 @@ class MessageSql {
   std::set<MessageId> named_;          // lock_later(), not yet taken by lock()
   std::map<MessageId, Message> held_;  // locked and read by lock_named(), not yet taken
   bool held_current_ = false;          // held_ is as the rows are now
+  bool writes_later_ = false;          // start_job(): the job running may use write_later()
   std::vector<std::pair<Message, AttemptRecord>> waiting_;  // write_later(), in order
   std::set<MessageId> waiting_ids_;
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)

@@ -208,7 +208,7 @@ bool Writer::run_together(Session& s, std::vector<std::unique_ptr<StoreJob>>& ba
   try {
     for (std::size_t i = 0; i < batch.size(); ++i) prepared[i] = batch[i]->prepare(*s.sql);
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (!prepared[i]) s.sql->messages.catch_up();
+      s.sql->messages.start_job(prepared[i]);
       batch[i]->run(*s.sql);
     }
   } catch (...) {
@@ -261,7 +261,7 @@ void Writer::run_alone(Session& s, StoreJob& job) {
   bool in_transaction = true;
   auto began = std::chrono::steady_clock::now();
   try {
-    job.prepare(*s.sql);
+    s.sql->messages.start_job(job.prepare(*s.sql));
     job.run(*s.sql);
     s.sql->before_commit();
     job.settle(*s.sql);

@@ -34,7 +34,8 @@ class StoreJob {
   // one statement. True when its run reads and changes existing message rows only through
   // MessageSql, which keeps the group's copies of locked rows honest and writes the transitions
   // it left for the group's end before a read needs them. Before a job that says false runs,
-  // those are written and the copies dropped (MessageSql::catch_up).
+  // those are written and the copies dropped, and its own transitions are written at once
+  // (MessageSql::start_job).
   virtual bool prepare(EntitySql&) { return false; }
   // After the group's before_commit() and before its COMMIT: an answer that run() left to the
   // commit's preparation is taken (an enqueue stored with its group, MessageSql::insert_later).
