@@ -277,11 +277,15 @@ Result<std::vector<Inserted>> MessageInsertSql::insert_rows(const InsertParams& 
 
 // ---- keyless requests on PostgreSQL, stored together at the commit -------------------------
 
-void MessageInsertSql::insert_later(InsertParams p,
-                                    const std::function<void(const Message&)>& created) {
+bool MessageInsertSql::waits(const InsertParams& p) const {
   bool keyless = std::none_of(p.messages.begin(), p.messages.end(),
                               [](const NewMessage& m) { return m.idempotency_key.has_value(); });
-  if (c_.dialect().combines_statements && keyless && !p.messages.empty()) {
+  return c_.dialect().combines_statements && keyless && !p.messages.empty();
+}
+
+void MessageInsertSql::insert_later(InsertParams p,
+                                    const std::function<void(const Message&)>& created) {
+  if (waits(p)) {
     blocks_.push_back({std::move(p), std::nullopt});
     return;
   }

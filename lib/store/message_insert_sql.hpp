@@ -34,6 +34,8 @@ class MessageInsertSql {
   // the transaction in one statement (docs/performance.md). Otherwise: insert() at once.
   // `created` learns each new message, now or in flush().
   void insert_later(InsertParams p, const std::function<void(const Message&)>& created);
+  // Whether insert_later(p) waits for flush() (else it reads and writes at once).
+  bool waits(const InsertParams& p) const;
   // Just before the commit: stores the waiting requests; `created` learns each new message.
   void flush(const std::function<void(const Message&)>& created);
   // The oldest request's answer (after flush()).

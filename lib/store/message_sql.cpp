@@ -5,12 +5,10 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include <boost/json/array.hpp>
-#include <boost/json/serialize.hpp>
-
 #include "store/audit_sql.hpp"
 #include "store/effect_sql.hpp"
 #include "store/incident_sql.hpp"
+#include "store/message_group_sql.hpp"
 #include "store/message_row.hpp"
 #include "store/pg_listener.hpp"
 #include "store/prepared.hpp"
@@ -38,62 +36,6 @@ struct SelectForUpdate {
     st.exchange(use(id, "id"));
     st.exchange(use(queue, "queue"));
   }
-};
-
-// PostgreSQL: the messages a group's jobs will lock, locked in id order and read in one
-// statement (MessageSql::lock_later).
-struct SelectNamedForUpdate {
-  MessageRow row;
-  std::string ids;  // a JSON array
-
-  static std::string sql(const Dialect& d) {
-    return "SELECT " + kColumns + " FROM messages WHERE id IN (" + d.json_ids("ids") +
-           ") ORDER BY id" + d.for_update;
-  }
-  void exchange(soci::statement& st, const Dialect&) {
-    row.exchange_into(st);
-    st.exchange(use(ids, "ids"));
-  }
-};
-
-// The SQL type and JSON value of a row's field, for json_to_recordset.
-const char* pg_type(const long long&) { return "bigint"; }
-const char* pg_type(const std::string&) { return "text"; }
-template <class T>
-const char* pg_type(const std::optional<T>&) {
-  return pg_type(T{});
-}
-boost::json::value json_of(const long long& v) { return v; }
-boost::json::value json_of(const std::string& v) { return boost::json::string(v); }
-template <class T>
-boost::json::value json_of(const std::optional<T>& v) {
-  return v ? json_of(*v) : boost::json::value(nullptr);
-}
-
-// PostgreSQL: the transitions a group left to its end (MessageSql::write_later), each row with its
-// one history entry, in one statement; the rows come as a JSON array, the history's fields
-// prefixed a_, `ord` their order.
-struct UpdateManyWithAttempts {
-  std::string rows;
-
-  static std::string sql(const Dialect&) {
-    std::string fields = "ord bigint", set, entry_columns = "message_id", entry_values = "v.id";
-    MessageUpdateRow().each([&](std::string name, const auto& value) {
-      fields += ", " + name + " " + pg_type(value);
-      if (name != "id") set += (set.empty() ? "" : ", ") + name + " = v." + name;
-    });
-    AttemptRow().each([&](std::string name, const auto& value) {
-      if (name == "message_id") return;
-      fields += ", a_" + name + " " + pg_type(value);
-      entry_columns += ", " + name;
-      entry_values += ", v.a_" + name;
-    });
-    return "WITH v AS MATERIALIZED (SELECT * FROM json_to_recordset(CAST(:rows AS json)) AS t(" +
-           fields + ")), updated AS (UPDATE messages SET " + set +
-           " FROM v WHERE messages.id = v.id) INSERT INTO attempts (" + entry_columns +
-           ") SELECT " + entry_values + " FROM v ORDER BY v.ord";
-  }
-  void exchange(soci::statement& st, const Dialect&) { st.exchange(use(rows, "rows")); }
 };
 
 // The statuses of the other messages of a queue that share a key.
@@ -204,11 +146,9 @@ struct SelectExpired {
 
 struct MessageSql::Statements {
   Prepared<SelectForUpdate> select_for_update;
-  Prepared<SelectNamedForUpdate> select_named;
   Prepared<KeyHolders> key_holders;
   Prepared<UpdateMessage> update;
   Prepared<UpdateWithAttempt> update_with_attempt;
-  Prepared<UpdateManyWithAttempts> update_many_with_attempts;
   Prepared<InsertAttempt> insert_attempt;
   Prepared<LastAttempt> last_attempt;
   Prepared<FoldAttempt> fold_attempt;
@@ -222,16 +162,16 @@ MessageSql::MessageSql(Connection& c, AuditSql& audit, QueueNamesSql& names,
       incidents_(incidents),
       effects_(effects),
       inserts_(c, names),
+      group_(std::make_unique<MessageGroupSql>(
+          c, [this](const Message& m, const AttemptRecord& a) { write_with_history(m, a); })),
       node_(std::move(node)),
       kept_(std::make_unique<Statements>()) {}
 
 MessageSql::~MessageSql() = default;
 
 void MessageSql::insert_later(InsertParams p) {
-  // A keyed enqueue reads the key's other holders now (MessageInsertSql).
-  bool keyed = std::any_of(p.messages.begin(), p.messages.end(),
-                           [](const NewMessage& m) { return m.idempotency_key.has_value(); });
-  if (keyed) write_waiting();
+  // One stored now (a keyed enqueue reads the key's other holders) sees the rows as they are.
+  if (!inserts_.waits(p)) group_->write_waiting();
   inserts_.insert_later(std::move(p), [this](const Message& m) { note_due(m); });
 }
 
@@ -244,61 +184,23 @@ void MessageSql::stamp_life(Change& change) {
 }
 
 void MessageSql::append_entry(const Message& m, AttemptRecord entry) {
-  write_waiting();
+  group_->write_waiting();
   entry.life = m.replay_count;
   append_history({std::move(entry)});
 }
 
 void MessageSql::write(const Message& m) {
-  held_.erase(m.id);
+  group_->forget(m.id);
   auto& s = kept_->update;
   s.binds().row.assign(m);
   run_once(c_, s.on(c_));
 }
 
 void MessageSql::write_with_history(const Message& m, const AttemptRecord& a) {
-  held_.erase(m.id);
+  group_->forget(m.id);
   auto& s = kept_->update_with_attempt;
   s.binds().row.assign(m);
   s.binds().attempt.assign(a);
-  run_once(c_, s.on(c_));
-}
-
-void MessageSql::write_later(const Message& m, const AttemptRecord& a) {
-  held_.erase(m.id);
-  waiting_ids_.insert(m.id);
-  waiting_.emplace_back(m, a);
-}
-
-void MessageSql::write_waiting() {
-  if (waiting_.empty()) return;
-  if (waiting_.size() == 1) {
-    auto [m, a] = std::move(waiting_.front());
-    waiting_.clear();
-    waiting_ids_.clear();
-    write_with_history(m, a);
-    return;
-  }
-  boost::json::array rows;
-  rows.reserve(waiting_.size());
-  long long ord = 0;
-  MessageUpdateRow row;
-  AttemptRow entry;
-  for (const auto& [m, a] : waiting_) {
-    boost::json::object o;
-    o["ord"] = ord++;
-    row.assign(m);
-    row.each([&](const char* name, const auto& value) { o[name] = json_of(value); });
-    entry.assign(a);
-    entry.each([&](std::string name, const auto& value) {
-      if (name != "message_id") o["a_" + name] = json_of(value);
-    });
-    rows.push_back(std::move(o));
-  }
-  waiting_.clear();
-  waiting_ids_.clear();
-  auto& s = kept_->update_many_with_attempts;
-  s.binds().rows = boost::json::serialize(rows);
   run_once(c_, s.on(c_));
 }
 
@@ -345,26 +247,12 @@ std::vector<Status> MessageSql::other_key_holders(const Message& m) {
 
 void MessageSql::lock_later(MessageId id) {
   if (c_.is_sqlite()) return;  // one writer: a lock costs nothing, a statement little
-  named_.insert(id);
+  group_->name(id);
 }
 
 void MessageSql::catch_up() {
-  write_waiting();
-  held_.clear();
-  held_current_ = false;
-}
-
-void MessageSql::lock_named() {
-  boost::json::array ids;
-  for (MessageId id : named_) ids.push_back(id);
-  auto& s = kept_->select_named;
-  s.binds().ids = boost::json::serialize(ids);
-  held_.clear();
-  for (auto& m : fetch_messages(c_, s.on(c_), s.binds().row)) {
-    MessageId id = m.id;
-    held_.emplace(id, std::move(m));
-  }
-  held_current_ = true;
+  group_->write_waiting();
+  group_->forget_all();
 }
 
 void MessageSql::start_job(bool through_messages) {
@@ -374,25 +262,14 @@ void MessageSql::start_job(bool through_messages) {
 
 void MessageSql::end_transaction() {
   writes_later_ = false;
-  named_.clear();
-  held_.clear();
-  held_current_ = false;
-  waiting_.clear();
-  waiting_ids_.clear();
+  group_->clear();
 }
 
 std::optional<Message> MessageSql::lock(const std::string& queue, MessageId id) {
-  if (waiting_ids_.count(id)) write_waiting();
-  if (named_.count(id)) {
-    // Alone, a named message is locked as any other: the group's statement would save nothing.
-    if (!held_current_ && named_.size() > 1) lock_named();
-    named_.erase(id);
-    if (auto it = held_.find(id); it != held_.end()) {
-      Message m = std::move(it->second);
-      held_.erase(it);
-      if (m.queue != queue) return std::nullopt;
-      return m;
-    }
+  if (group_->waits(id)) group_->write_waiting();
+  if (auto held = group_->take(id)) {
+    if (held->queue != queue) return std::nullopt;
+    return held;
   }
   auto& select = kept_->select_for_update;
   select.binds().id = id;
@@ -408,7 +285,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
 
   Related related;
   if (p.load_key_holders && current.idempotency_key) {
-    write_waiting();  // the other holders' rows as they are now
+    group_->write_waiting();  // the other holders' rows as they are now
     related.key_holders = other_key_holders(current);
   }
   if (p.load_effects && current.effect_count > 0) related.effects = effects_.of(current.id);
@@ -439,9 +316,9 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
   bool with_history =
       c_.dialect().combines_statements && change->history.size() == 1 && !change->fold;
   if (with_history && !guard_key && writes_later_) {
-    write_later(next, change->history.front());
+    group_->leave(next, change->history.front());
   } else {
-    write_waiting();  // the rows in the order their transitions were made
+    group_->write_waiting();  // the rows in the order their transitions were made
     if (guard_key) c_.execute("SAVEPOINT key_guard");
     try {
       if (with_history) {
@@ -472,7 +349,7 @@ Result<Message> MessageSql::update(const UpdateParams& p) {
 }
 
 std::vector<Message> MessageSql::reap(const ReapParams& p) {
-  write_waiting();
+  group_->write_waiting();
   auto& s = kept_->expired;
   s.binds().now = p.now;
   s.binds().limit = p.limit;
@@ -519,7 +396,7 @@ void MessageSql::discard_pending() {
 }
 
 void MessageSql::before_commit() {
-  write_waiting();
+  group_->write_waiting();
   end_transaction();
   inserts_.flush([this](const Message& m) { note_due(m); });
   for (const auto& [queue, due] : notes_) {

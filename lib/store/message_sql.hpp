@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +20,7 @@ class AuditSql;
 class Connection;
 class EffectSql;
 class IncidentSql;
+class MessageGroupSql;
 class QueueNamesSql;
 
 class MessageSql {
@@ -78,18 +78,12 @@ class MessageSql {
   void write(const Message& m);
   // PostgreSQL: write() and one history entry in one statement.
   void write_with_history(const Message& m, const AttemptRecord& a);
-  // PostgreSQL: the same, left for the group's end and written with the group's others in one
-  // statement (write_waiting), unless a read of the rows comes first.
-  void write_later(const Message& m, const AttemptRecord& a);
-  void write_waiting();
   void append_history(const std::vector<AttemptRecord>& history);
   // The message's latest history entry and its row id; fold_into rewrites that row.
   std::optional<std::pair<long long, AttemptRecord>> last_entry(MessageId id);
   void fold_into(long long entry_id, const AttemptRecord& a);
   std::vector<Status> other_key_holders(const Message& m);
 
-  // The messages named by lock_later() and not locked yet, locked and read in one statement.
-  void lock_named();
   void end_transaction();
 
   void note_due(const Message& m);
@@ -102,14 +96,11 @@ class MessageSql {
   IncidentSql& incidents_;
   EffectSql& effects_;
   MessageInsertSql inserts_;
+  // PostgreSQL: the rows named by lock_later() and the transitions left for the group's end.
+  std::unique_ptr<MessageGroupSql> group_;
   std::string node_;
   std::unique_ptr<Statements> kept_;
-  std::set<MessageId> named_;          // lock_later(), not yet taken by lock()
-  std::map<MessageId, Message> held_;  // locked and read by lock_named(), not yet taken
-  bool held_current_ = false;          // held_ is as the rows are now
-  bool writes_later_ = false;          // start_job(): the job running may use write_later()
-  std::vector<std::pair<Message, AttemptRecord>> waiting_;  // write_later(), in order
-  std::set<MessageId> waiting_ids_;
+  bool writes_later_ = false;  // start_job(): the job running may leave transitions to the group
   std::map<std::string, TimeMs> notes_;  // queue -> earliest due time (0: now)
   std::map<std::pair<std::string, TimeMs>, long long> deaths_;  // (queue, hour) -> deaths
 };
