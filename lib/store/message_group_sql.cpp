@@ -17,14 +17,24 @@ using soci::use;
 
 namespace {
 
+// Both statements below find their rows by `id = ANY(ARRAY(…))`, which the planner takes for
+// about 10 ids and so probes the primary key for them once the table holds more than a few
+// hundred rows; an `IN` over the set-returning function is taken for 100, and that picks a hash
+// join over a scan of the whole table until it holds thousands. Both are prepared again at
+// doubling run counts (kReplanFrom, Prepared): a plan cached once, while a fresh database's
+// messages table was nearly empty, would scan the whole table for the connection's life
+// (docs/performance.md, "Plans made for a young table").
+constexpr long long kReplanRuns = 64;
+
 // The messages a group's jobs will lock, locked in id order and read in one statement.
 struct SelectNamedForUpdate {
+  static constexpr long long kReplanFrom = kReplanRuns;
   MessageRow row;
   std::string ids;  // a JSON array
 
   static std::string sql(const Dialect& d) {
-    return std::string("SELECT ") + kMessageColumns + " FROM messages WHERE id IN (" +
-           d.json_ids("ids") + ") ORDER BY id" + d.for_update;
+    return std::string("SELECT ") + kMessageColumns + " FROM messages WHERE id = ANY(ARRAY(" +
+           d.json_ids("ids") + ")) ORDER BY id" + d.for_update;
   }
   void exchange(soci::statement& st, const Dialect&) {
     row.exchange_into(st);
@@ -49,6 +59,7 @@ boost::json::value json_of(const std::optional<T>& v) {
 // The transitions a group left to its end, each row with its one history entry, in one
 // statement; the rows come as a JSON array, the history's fields prefixed a_, `ord` their order.
 struct UpdateManyWithAttempts {
+  static constexpr long long kReplanFrom = kReplanRuns;
   std::string rows;
 
   static std::string sql(const Dialect&) {
@@ -65,7 +76,8 @@ struct UpdateManyWithAttempts {
     });
     return "WITH v AS MATERIALIZED (SELECT * FROM json_to_recordset(CAST(:rows AS json)) AS t(" +
            fields + ")), updated AS (UPDATE messages SET " + set +
-           " FROM v WHERE messages.id = v.id) INSERT INTO attempts (" + entry_columns +
+           " FROM v WHERE messages.id = v.id AND messages.id = ANY(ARRAY(SELECT id FROM v))) "
+           "INSERT INTO attempts (" + entry_columns +
            ") SELECT " + entry_values + " FROM v ORDER BY v.ord";
   }
   void exchange(soci::statement& st, const Dialect&) { st.exchange(use(rows, "rows")); }
