@@ -4,7 +4,6 @@
 
 #include <cstdio>
 #include <random>
-#include <span>
 
 #include <soci/soci.h>
 
@@ -75,11 +74,8 @@ auto changes_only(std::vector<MessageId> ids) {
   };
 }
 
-// The messages acknowledging `items` locks, for changes_only; none on SQLite, where the one
-// writer's locks cost nothing and MessageSql::lock_later would drop them.
-std::vector<MessageId> ids_of(std::span<const UpdateParams> items, const SqlStoreOptions& o) {
+std::vector<MessageId> ids_of(const std::vector<UpdateParams>& items) {
   std::vector<MessageId> ids;
-  if (o.target.backend != DatabaseTarget::Backend::postgresql) return ids;
   ids.reserve(items.size());
   for (const auto& item : items) ids.push_back(item.id);
   return ids;
@@ -193,14 +189,14 @@ awaitable<std::vector<Message>> SqlStore::messages_claim(ClaimParams p) {
 }
 
 awaitable<Result<Message>> SqlStore::message_update(UpdateParams p) {
-  auto ids = ids_of({&p, 1}, options_);  // with the group's other acknowledgements
+  MessageId id = p.id;
   return write<Result<Message>>(
       [p = std::move(p)](EntitySql& sql) { return sql.messages.update(p); }, detail::NoSettle{},
-      changes_only(std::move(ids)));
+      changes_only({id}));
 }
 
 awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<UpdateParams> p) {
-  auto ids = ids_of(p, options_);
+  auto ids = ids_of(p);
   return write<std::vector<Result<Message>>>(
       [p = std::move(p)](EntitySql& sql) {
         std::vector<Result<Message>> out;
@@ -214,7 +210,7 @@ awaitable<std::vector<Result<Message>>> SqlStore::messages_update(std::vector<Up
 awaitable<AckAndClaim> SqlStore::messages_ack_and_claim(std::vector<UpdateParams> acks,
                                                         ClaimParams claim) {
   const bool later = !claim.trials;  // as messages_claim
-  auto ids = ids_of(acks, options_);
+  auto ids = ids_of(acks);
   return write<AckAndClaim>(
       [acks = std::move(acks), claim = std::move(claim)](EntitySql& sql) {
         AckAndClaim out;
